@@ -1,0 +1,1 @@
+"""The template language: AST, parser, checker, compiler and reference evaluator."""

@@ -1,0 +1,230 @@
+"""The trace tables: the one contract between the recorders, the trace store and the language.
+
+Each table is declared once here with its columns and their language types. The store creates its
+DuckDB tables from these declarations (`ddl()`), the checker resolves names and types against them, and
+the compiler maps a template's table name to the physical table of its environment. A new column is
+added here and nowhere else.
+
+Conventions (CONVENTIONS.md): steps are numbered from 1. In a table with a `step` column, a row of a
+state table ("after" tables) holds the state after the action of that step, and step 0 is the state
+before the first action. A `*_before` column holds the state in which the step's action was chosen,
+an `*_after` column the state that action produced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import types as T
+
+FORMAT_VERSION = 1
+ENVS = ("jericho", "crafter")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: T.Type
+    doc: str
+
+    @property
+    def sql_type(self) -> str:
+        if isinstance(self.type, T.ListOf):
+            return f"{self.type.element.storage}[]"
+        return self.type.storage
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # the name templates use
+    env: str  # "any", "jericho" or "crafter"
+    columns: tuple[Column, ...]
+    doc: str
+    has_step: bool = True  # rows are keyed by step; the horizon applies to them
+    has_step_zero: bool = False  # a row at step 0 holds the state before the first action
+    per_game: bool = False  # keyed by game, not by episode (vocabularies)
+    key: tuple[str, ...] = field(default=())
+
+    @property
+    def sql_name(self) -> str:
+        """The physical DuckDB table that holds this logical table's rows."""
+        return self.name if self.env == "any" else f"{self.env}_{self.name}"
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    @property
+    def all_columns(self) -> tuple[Column, ...]:
+        """The columns a user sees in DuckDB: the episode (or game) key, then the declared ones."""
+        owner = Column("game", T.STRING, "game name") if self.per_game else Column(
+            "episode_id", T.STRING, "episode identifier")
+        return (owner, *self.columns)
+
+
+def C(name: str, type_: T.Type, doc: str) -> Column:
+    return Column(name, type_, doc)
+
+
+STEP = C("step", T.STEP, "step number, from 1 (0: the state before the first action)")
+
+EPISODES = Table("episodes", "any", (
+    C("env", T.STRING, "jericho or crafter"),
+    C("game", T.STRING, "story file stem (zork1) or 'crafter'"),
+    C("seed", T.INTEGER, "seed of the environment and the agent"),
+    C("agent", T.STRING, "walkthrough, random, scripted or llm"),
+    C("n_steps", T.INTEGER, "number of recorded steps"),
+    C("ended_by", T.STRING, "how the episode ended: done, death, step_limit, walkthrough_end, interrupted"),
+    C("death_step", T.STEP, "the step at which the player died (null if it did not)"),
+    C("death_cause", T.STRING, "what killed the player (null if it did not die)"),
+    C("format_version", T.INTEGER, "trace format version"),
+), "one row per recorded episode", has_step=False)
+
+VOCAB = Table("vocab", "any", (
+    C("kind", T.STRING, "vocabulary kind: action, item, stat, material, achievement, direction, creature, room"),
+    C("value", T.STRING, "a value the game knows, whether or not an episode used it"),
+), "the game's vocabulary, for false-premise (adversarial) domains", has_step=False, per_game=True)
+
+JERICHO_STEPS = Table("steps", "jericho", (
+    STEP,
+    C("action", T.ACTION, "the command sent to the game"),
+    C("reason", T.STRING, "the agent's stated reason (null if it gave none)"),
+    C("obs_before", T.STRING, "the observation the agent saw when choosing this action"),
+    C("obs_after", T.STRING, "the observation this action produced"),
+    C("reward", T.INTEGER, "score change produced by this action"),
+    C("score", T.INTEGER, "cumulative score after this action"),
+    C("moves", T.INTEGER, "the game's move counter after this action"),
+    C("room_before", T.ROOM, "room (object number) before the action"),
+    C("room_after", T.ROOM, "room (object number) after the action"),
+    C("moved", T.BOOLEAN, "whether the action changed the room"),
+    C("direction", T.DIRECTION, "compass or other direction of a move, from the command (null if not a move)"),
+    C("inventory_before", T.ListOf(T.ITEM), "items carried before the action, sorted"),
+    C("inventory_after", T.ListOf(T.ITEM), "items carried after the action, sorted"),
+    C("valid_actions", T.ListOf(T.ACTION), "valid actions before acting (Jericho's finder)"),
+    C("done", T.BOOLEAN, "whether the game ended with this action"),
+), "one row per step of a Jericho episode")
+
+JERICHO_ROOMS = Table("rooms", "jericho", (
+    C("room", T.ROOM, "the game's object number of the room"),
+    C("name", T.STRING, "the room object's short name as the game stores it"),
+    C("display_name", T.STRING, "clean name shown in questions; disambiguated when names repeat"),
+), "rooms seen in an episode", has_step=False)
+
+JERICHO_ITEM_EVENTS = Table("item_events", "jericho", (
+    STEP,
+    C("item", T.ITEM, "item name"),
+    C("change", T.STRING, "gained or lost"),
+    C("room", T.ROOM, "room the player was in when the action was chosen"),
+), "items entering or leaving the inventory, derived from inventory_before/after")
+
+JERICHO_ROOM_EVENTS = Table("room_events", "jericho", (
+    STEP,
+    C("room", T.ROOM, "the room entered or left"),
+    C("change", T.STRING, "entered or left"),
+), "room changes, derived from room_before/after; step 0 'entered' is the starting room")
+
+CRAFTER_STEPS = Table("steps", "crafter", (
+    STEP,
+    C("action", T.ACTION, "Crafter action name (move_left, do, ...)"),
+    C("reason", T.STRING, "the agent's stated reason (null if it gave none)"),
+    C("reward", T.FLOAT, "Crafter reward for this step"),
+    C("x_before", T.INTEGER, "player column before the action"),
+    C("y_before", T.INTEGER, "player row before the action (grows downwards)"),
+    C("x_after", T.INTEGER, "player column after the action"),
+    C("y_after", T.INTEGER, "player row after the action"),
+    C("facing_before", T.DIRECTION, "left, right, up or down"),
+    C("facing_after", T.DIRECTION, "left, right, up or down"),
+    C("terrain_before", T.MATERIAL, "material under the player before the action"),
+    C("terrain_after", T.MATERIAL, "material under the player after the action"),
+    C("daylight", T.FLOAT, "daylight after the action, 0..1"),
+    C("sleeping", T.BOOLEAN, "whether the player is asleep after the action"),
+    C("done", T.BOOLEAN, "whether the episode ended with this action"),
+), "one row per step of a Crafter episode")
+
+CRAFTER_INVENTORY = Table("inventory", "crafter", (
+    STEP,
+    C("item", T.ITEM, "Crafter inventory key, stats (health, food, drink, energy) included"),
+    C("count", T.INTEGER, "count after the step"),
+), "inventory and stats after each step; step 0 is the initial inventory", has_step_zero=True)
+
+CRAFTER_VIEW = Table("view", "crafter", (
+    STEP,
+    C("x", T.INTEGER, "map column"),
+    C("y", T.INTEGER, "map row"),
+    C("material", T.MATERIAL, "material of the cell"),
+), "cells in the player's local view after each step; step 0 is the first view", has_step_zero=True)
+
+CRAFTER_CREATURES = Table("creatures", "crafter", (
+    STEP,
+    C("creature", T.CREATURE, "zombie, skeleton, cow, plant, arrow"),
+    C("x", T.INTEGER, "map column"),
+    C("y", T.INTEGER, "map row"),
+    C("health", T.INTEGER, "the creature's health"),
+), "creatures in the local view after each step; step 0 is the first view", has_step_zero=True)
+
+CRAFTER_MAP_INIT = Table("map_init", "crafter", (
+    C("x", T.INTEGER, "map column"),
+    C("y", T.INTEGER, "map row"),
+    C("material", T.MATERIAL, "material at reset"),
+), "the whole map at reset", has_step=False)
+
+CRAFTER_MAP_CHANGES = Table("map_changes", "crafter", (
+    STEP,
+    C("x", T.INTEGER, "map column"),
+    C("y", T.INTEGER, "map row"),
+    C("material_before", T.MATERIAL, "material before the step"),
+    C("material_after", T.MATERIAL, "material after the step"),
+), "every cell changed by a step (felled tree, mined stone, placed table, ...)")
+
+CRAFTER_ACHIEVEMENTS = Table("achievements", "crafter", (
+    STEP,
+    C("achievement", T.ACHIEVEMENT, "achievement counted at this step"),
+    C("first", T.BOOLEAN, "whether this is the first time in the episode"),
+), "achievement counter increments (collect_wood, place_table, eat_cow, wake_up, ...)")
+
+CRAFTER_COLLECTIONS = Table("collections", "crafter", (
+    STEP,
+    C("item", T.ITEM, "what was received: wood, stone, coal, iron, diamond, drink, sapling"),
+    C("material", T.MATERIAL, "the material collected from"),
+), "successful collections (from Crafter's collect counters, so they count at the inventory cap too)")
+
+CRAFTER_ITEM_EVENTS = Table("item_events", "crafter", (
+    STEP,
+    C("item", T.ITEM, "inventory key"),
+    C("change", T.STRING, "gained or lost"),
+    C("amount", T.INTEGER, "absolute change of the count"),
+), "inventory count changes, derived from consecutive inventory rows")
+
+CRAFTER_DAMAGE = Table("damage", "crafter", (
+    STEP,
+    C("amount", T.INTEGER, "health lost in this step"),
+    C("cause", T.STRING, "zombie, skeleton (arrow), lava, starvation, thirst, exhaustion, unknown"),
+    C("attack", T.BOOLEAN, "whether a creature caused it"),
+), "health lost, with its cause")
+
+TABLES: tuple[Table, ...] = (
+    EPISODES, VOCAB,
+    JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS,
+    CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
+    CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
+)
+
+# Vocabulary kinds per environment, with the language type of their values.
+VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
+    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "room": T.STRING},
+    "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.STAT, "material": T.MATERIAL,
+                "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE},
+}
+
+
+def tables_for(env: str) -> dict[str, Table]:
+    """The tables a template of `env` may name, by their template name."""
+    return {t.name: t for t in TABLES if t.env in ("any", env)}
+
+
+def ddl() -> list[str]:
+    """CREATE TABLE statements for every physical table, in dependency-free order."""
+    statements = []
+    for table in TABLES:
+        cols = ", ".join(f'"{c.name}" {c.sql_type}' for c in table.all_columns)
+        statements.append(f"CREATE TABLE IF NOT EXISTS {table.sql_name} ({cols})")
+    return statements

@@ -1,0 +1,1 @@
+"""The Lark grammar of .qtpl files (qtpl.lark), shipped as package data."""

@@ -1,0 +1,1 @@
+"""The subcommands of `qtc`, one module each."""

@@ -1,0 +1,1 @@
+"""The runtime: recorders, trace store, spatial primitives, generator and evaluation."""

@@ -1,0 +1,1 @@
+"""The standard library of question templates (.qtpl files), shipped as package data."""
