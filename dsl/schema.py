@@ -54,6 +54,10 @@ class Table:
         return next((c for c in self.columns if c.name == name), None)
 
     @property
+    def relation_type(self) -> T.Relation:
+        return T.Relation(self.name, tuple((c.name, c.type) for c in self.columns), self.has_step)
+
+    @property
     def all_columns(self) -> tuple[Column, ...]:
         """The columns a user sees in DuckDB: the episode (or game) key, then the declared ones."""
         owner = Column("game", T.STRING, "game name") if self.per_game else Column(

@@ -38,18 +38,24 @@ class Bag:
 
 @dataclass(frozen=True)
 class Relation:
-    table: str
+    """A set of rows: a schema table, or a relation a function derives (runs)."""
+    name: str
+    columns: tuple[tuple[str, "Type"], ...]
+    has_step: bool
+
+    def column(self, name: str) -> "Type | None":
+        return dict(self.columns).get(name)
 
     def __str__(self) -> str:
-        return f"relation<{self.table}>"
+        return f"relation<{self.name}>"
 
 
 @dataclass(frozen=True)
 class Row:
-    table: str
+    relation: Relation
 
     def __str__(self) -> str:
-        return f"row<{self.table}>"
+        return f"row<{self.relation.name}>"
 
 
 Type = Scalar | ListOf | Bag | Relation | Row

@@ -1,0 +1,174 @@
+"""The typed AST of .qtpl templates.
+
+Nodes are plain dataclasses with the source span they came from. The checker fills in `ty` (the value
+type) on every expression node it accepts; the compiler and the reference evaluator read those types
+and never re-derive them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .types import Type
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int  # exclusive, as Lark reports it
+
+
+@dataclass(eq=False)
+class Expr:
+    span: Span
+    ty: Type | None = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class Name(Expr):
+    """A bare identifier: a column in a stage's scope, a let, a table, or a symbol (ordinal, tie rule)."""
+    name: str
+    # What the checker resolved it to: ("column", name), ("let", name), ("table", Table),
+    # ("vocab", None) or ("symbol", word).
+    ref: tuple | None = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class ParamRef(Expr):
+    name: str
+
+
+@dataclass(eq=False)
+class Literal(Expr):
+    value: Any  # int, float, str, bool or None
+
+
+@dataclass(eq=False)
+class ListLiteral(Expr):
+    items: list[Expr]
+
+
+@dataclass(eq=False)
+class Range(Expr):
+    low: Expr
+    high: Expr
+
+
+@dataclass(eq=False)
+class Field(Expr):
+    base: Expr
+    name: str
+    name_span: Span
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    base: Expr
+    index: Expr
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    """A function call; `rel | f(a)` parses to the call f(rel, a)."""
+    function: str
+    function_span: Span
+    args: list[Expr]
+    kwargs: dict[str, Expr]
+
+
+@dataclass(eq=False)
+class Where(Expr):
+    base: Expr
+    condition: Expr
+
+
+@dataclass(eq=False)
+class SortKey:
+    expr: Expr
+    descending: bool
+
+
+@dataclass(eq=False)
+class Sort(Expr):
+    base: Expr
+    keys: list[SortKey]
+
+
+@dataclass(eq=False)
+class Binary(Expr):
+    """Arithmetic (+ - * / %), comparison (== != < <= > >=) or logic (and, or)."""
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    op: str  # "not" or "-"
+    operand: Expr
+
+
+@dataclass(eq=False)
+class In(Expr):
+    item: Expr
+    container: Expr
+    negated: bool
+
+
+@dataclass(eq=False)
+class Param:
+    name: str
+    domain: Expr
+    condition: Expr | None
+    span: Span
+    ty: Type | None = field(default=None, init=False)
+
+
+@dataclass(eq=False)
+class Let:
+    name: str
+    expr: Expr
+    span: Span
+
+
+@dataclass(eq=False)
+class Question:
+    text: str
+    span: Span
+
+
+@dataclass(eq=False)
+class Adversarial:
+    param: str
+    domain: Expr
+    span: Span
+
+
+@dataclass(eq=False)
+class Setting:
+    """A header clause (env, category, difficulty, answer_type) with the span of its value."""
+    value: str
+    span: Span
+
+
+@dataclass(eq=False)
+class Template:
+    id: str
+    path: str
+    span: Span
+    env: Setting | None = None
+    category: Setting | None = None
+    difficulty: Setting | None = None
+    answer_type: Setting | None = None
+    params: list[Param] = field(default_factory=list)
+    lets: list[Let] = field(default_factory=list)
+    requires: list[Expr] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+    answer: Expr | None = None
+    evidence: list[Expr] = field(default_factory=list)
+    adversarials: list[Adversarial] = field(default_factory=list)
+    duplicates: list[tuple[str, Span]] = field(default_factory=list)  # repeated single-valued clauses
+    source: str = ""  # the template's own text, for hashing and --explain

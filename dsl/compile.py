@@ -1,0 +1,401 @@
+"""The compiler: a checked template to one DuckDB SQL statement (R10, R11, R12).
+
+The statement computes every candidate of the template for every episode of its env at once:
+
+    qtc_horizon                 the horizon N (SQL variable `qtc_horizon`; unset means no horizon)
+    h_<table>                   every table the template reads, cut to steps 0..N
+    c0                          one row per episode of the template's env
+    c1 .. cP                    one parameter each: a lateral join with its domain, then its condition
+    l1 .. lL                    one scalar let each, as a column
+    answerable                  requires hold and the answer is not null
+    adversarial_<p>             false-premise candidates: p drawn from its adversarial domain
+    SELECT ...                  both, ordered
+
+Relation- and row-valued lets are expanded where they are used. Trace values never enter the SQL
+text: they are read from the tables; only the template's own literals are written as SQL literals.
+The output columns are: episode_id, adversarial, p_<param> for each parameter, l_<let> for each scalar
+let, answer, evidence (a sorted list of steps), and display_<name> (a room's display name) for each
+room-valued parameter, let and answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from . import ast as A
+from . import schema
+from . import types as T
+from .check import CheckedTemplate
+from .conventions import KEYWORD_MIN_LENGTH, ORDINALS, STOPWORDS, WORD_SPLIT_REGEX
+
+HORIZON_VARIABLE = "qtc_horizon"
+NO_HORIZON = 9223372036854775807
+FIRST_SENTENCE_REGEX = r"^\s*([^.!?]*[.!?]+)(\s|$)"
+
+
+@dataclass
+class CompiledTemplate:
+    id: str
+    env: str
+    category: str
+    answer_type: str
+    difficulty: str | None
+    sql: str
+    params: dict[str, T.Type]
+    lets: dict[str, T.Type]  # the scalar lets, exported as l_<name>
+    room_outputs: list[str]  # names with a display_<name> column
+    checked: CheckedTemplate
+
+
+def sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_literal(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return sql_string(value)
+
+
+def ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def words_sql(text_sql: str) -> str:
+    """The words of a text, as in conventions.words()."""
+    return f"list_filter(regexp_split_to_array(lower({text_sql}), {sql_string(WORD_SPLIT_REGEX)}), lambda w: w <> '')"
+
+
+@dataclass
+class Rel:
+    """A compiled relation: a SELECT over its rows, and its order (keys compiled per alias)."""
+    sql: str
+    order: list  # [(A.Expr | str column, descending)]
+    relation: T.Relation
+
+
+class Compiler:
+    def __init__(self, checked: CheckedTemplate):
+        self.checked = checked
+        self.template = checked.template
+        self.tables_used: dict[str, schema.Table] = {}
+        self.lets = {let.name: let for let in self.template.lets}
+        self._aliases = itertools.count(1)
+
+    def alias(self) -> str:
+        return f"q{next(self._aliases)}"
+
+    # ---- the statement ----
+    def compile(self) -> CompiledTemplate:
+        t, checked = self.template, self.checked
+        ctes: list[tuple[str, str]] = []
+        env_filter = "" if checked.env == "any" else f" WHERE env = {sql_string(checked.env)}"
+        ctes.append(("c0", f"SELECT episode_id FROM h_episodes{env_filter}"))
+        self.tables_used["episodes"] = schema.EPISODES
+        ctes += self._param_ctes("c", t.params, adversarial=None)
+        previous = f"c{len(t.params)}"
+        scalar_lets = {n: ty for n, ty in checked.let_types.items() if isinstance(ty, (T.Scalar, T.ListOf))}
+        for number, let in enumerate((l for l in t.lets if l.name in scalar_lets), start=1):
+            ctes.append((f"l{number}", f"SELECT c.*, {self.scalar(let.expr, None)} AS {ident('l_' + let.name)} "
+                                       f"FROM {previous} c"))
+            previous = f"l{number}"
+        requires = " AND ".join(f"({self.scalar(r, None)})" for r in t.requires) or "TRUE"
+        evidence = self._evidence_sql()
+        room_outputs = [p.name for p in t.params if checked.param_types.get(p.name) == T.ROOM]
+        room_outputs += [n for n, ty in scalar_lets.items() if ty == T.ROOM]
+        ctes.append(("answerable", f"SELECT * FROM (SELECT c.*, FALSE AS adversarial, "
+                                   f"{self.scalar(t.answer, None)} AS answer, {evidence} AS evidence "
+                                   f"FROM {previous} c WHERE {requires}) c WHERE c.answer IS NOT NULL"))
+        parts = ["answerable"]
+        for adversarial in t.adversarials:
+            prefix = f"a_{adversarial.param}_"
+            ctes += self._param_ctes(prefix, t.params, adversarial=adversarial)
+            last = f"{prefix}{len(t.params)}"
+            nulls = "".join(f", NULL AS {ident('l_' + n)}" for n in scalar_lets)
+            name = f"adversarial_{adversarial.param}"
+            ctes.append((name, f"SELECT c.*{nulls}, TRUE AS adversarial, NULL AS answer, "
+                               f"CAST([] AS BIGINT[]) AS evidence FROM {last} c"))
+            parts.append(name)
+        displays = "".join(
+            f", {self._room_display(ident(('p_' if n in checked.param_types else 'l_') + n))} AS {ident('display_' + n)}"
+            for n in room_outputs)
+        answer_display = (f", {self._room_display('c.answer')} AS display_answer"
+                          if checked.answer_type == "location" else "")
+        union = "\n  UNION ALL BY NAME\n  ".join(f"SELECT * FROM {p}" for p in parts)
+        ctes.append(("candidates", union))
+        order = ", ".join(["episode_id", "adversarial"] + [ident("p_" + p.name) for p in t.params])
+        final = (f"SELECT c.*{displays}{answer_display} FROM candidates c ORDER BY {order}")
+        horizon = [("qtc_horizon", f"SELECT COALESCE(TRY_CAST(getvariable({sql_string(HORIZON_VARIABLE)}) AS BIGINT), "
+                                   f"{NO_HORIZON}) AS n")]
+        horizon += [(f"h_{table.sql_name}", self._horizon_cut(table)) for table in self.tables_used.values()]
+        body = ",\n".join(f"{name} AS (\n  {sql}\n)" for name, sql in horizon + ctes)
+        header = (f"-- qtc template {t.id} ({checked.env}, {checked.category}, answer {checked.answer_type})\n"
+                  f"-- from {t.path}; horizon: SET VARIABLE {HORIZON_VARIABLE} = N; (unset: whole episodes)\n")
+        return CompiledTemplate(t.id, checked.env, checked.category, checked.answer_type, checked.difficulty,
+                                f"{header}WITH {body}\n{final};\n", dict(checked.param_types), scalar_lets,
+                                room_outputs, checked)
+
+    def _param_ctes(self, prefix: str, params: list[A.Param], adversarial: A.Adversarial | None):
+        ctes = []
+        first = "c0"
+        for number, param in enumerate(params, start=1):
+            previous = first if number == 1 else f"{prefix}{number - 1}"
+            domain_expr = adversarial.domain if adversarial and adversarial.param == param.name else param.domain
+            domain = self.domain(domain_expr)
+            joined = (f"SELECT c.*, d.v AS {ident('p_' + param.name)} FROM {previous} c, "
+                      f"LATERAL (SELECT DISTINCT v FROM ({domain}) d WHERE v IS NOT NULL) d")
+            condition = f" WHERE {self.scalar(param.condition, None)}" if param.condition is not None else ""
+            ctes.append((f"{prefix}{number}", f"SELECT * FROM ({joined}) c{condition}"))
+        return ctes
+
+    def _horizon_cut(self, table: schema.Table) -> str:
+        if table is schema.EPISODES:
+            return ("SELECT * REPLACE (least(n_steps, h.n) AS n_steps, "
+                    "CASE WHEN n_steps > h.n THEN 'horizon' ELSE ended_by END AS ended_by, "
+                    "CASE WHEN death_step <= h.n THEN death_step END AS death_step, "
+                    "CASE WHEN death_step <= h.n THEN death_cause END AS death_cause) FROM episodes, qtc_horizon h")
+        if table.has_step:
+            return f"SELECT * FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"
+        return f"SELECT * FROM {table.sql_name}"
+
+    def _room_display(self, value_sql: str) -> str:
+        self.tables_used["rooms"] = schema.JERICHO_ROOMS
+        return (f"(SELECT r.display_name FROM h_jericho_rooms r "
+                f"WHERE r.episode_id = c.episode_id AND r.room = {value_sql})")
+
+    def _evidence_sql(self) -> str:
+        lists = []
+        for e in self.template.evidence:
+            if isinstance(e, A.Range):
+                lists.append(f"range(CAST({self.scalar(e.low, None)} AS BIGINT), "
+                             f"CAST({self.scalar(e.high, None)} AS BIGINT) + 1)")
+            elif isinstance(e.ty, T.Bag):
+                q = self.alias()
+                lists.append(f"(SELECT list(CAST({q}.v AS BIGINT)) FROM ({self.bag(e)}) {q})")
+            else:
+                lists.append(f"[CAST({self.scalar(e, None)} AS BIGINT)]")
+        return f"list_sort(list_distinct(flatten([{', '.join(lists)}])))"
+
+    # ---- domains and bags: SELECTs with a value column v and a step column s ----
+    def domain(self, e: A.Expr) -> str:
+        if isinstance(e, A.ListLiteral) and e.ty == T.ListOf(T.ORDINAL):
+            values = ", ".join(f"({ORDINALS[item.name]})" for item in e.items)
+            return f"SELECT v, NULL AS s FROM (VALUES {values}) t(v)"
+        if isinstance(e, A.ListLiteral):
+            values = ", ".join(f"({sql_literal(item.value)})" for item in e.items)
+            return f"SELECT v, NULL AS s FROM (VALUES {values}) t(v)"
+        if isinstance(e, A.Range):
+            return (f"SELECT unnest(range(CAST({self.scalar(e.low, None)} AS BIGINT), "
+                    f"CAST({self.scalar(e.high, None)} AS BIGINT) + 1)) AS v, NULL AS s")
+        if isinstance(e.ty, T.ListOf):
+            return f"SELECT unnest({self.scalar(e, None)}) AS v, NULL AS s"
+        return self.bag(e)
+
+    def bag(self, e: A.Expr) -> str:
+        if isinstance(e, A.Field) and isinstance(e.base, A.Name) and e.base.ref == ("vocab", None):
+            self.tables_used["vocab"] = schema.VOCAB
+            self.tables_used["episodes"] = schema.EPISODES
+            return (f"SELECT value AS v, NULL AS s FROM h_vocab WHERE kind = {sql_string(e.name)} "
+                    f"AND game = (SELECT game FROM h_episodes e WHERE e.episode_id = c.episode_id)")
+        if isinstance(e, A.Field):
+            rel = self.relation(e.base)
+            q = self.alias()
+            step = f"{q}.step" if rel.relation.has_step else "NULL"
+            return f"SELECT {q}.{ident(e.name)} AS v, {step} AS s FROM ({rel.sql}) {q}"
+        if isinstance(e, A.Binary) and e.op == "-":
+            q, r = self.alias(), self.alias()
+            return (f"SELECT {q}.v, {q}.s FROM ({self.bag(e.left)}) {q} WHERE {q}.v NOT IN "
+                    f"(SELECT {r}.v FROM ({self.bag(e.right)}) {r} WHERE {r}.v IS NOT NULL)")
+        if isinstance(e, A.Name) and e.ref[0] == "let":
+            return self.bag(self.lets[e.name].expr)
+        if isinstance(e, A.Call) and e.function == "words":
+            q, r = self.alias(), self.alias()
+            stop = "[" + ", ".join(sql_string(w) for w in sorted(STOPWORDS)) + "]"
+            return (f"SELECT DISTINCT {r}.w AS v, NULL AS s FROM (SELECT unnest({words_sql(q + '.v')}) AS w "
+                    f"FROM ({self.bag(e.args[0])}) {q}) {r} WHERE length({r}.w) >= {KEYWORD_MIN_LENGTH} "
+                    f"AND NOT list_contains({stop}, {r}.w) AND NOT regexp_full_match({r}.w, '[0-9]+')")
+        if isinstance(e, A.Call) and e.function == "flatten":
+            q = self.alias()
+            return f"SELECT unnest({q}.v) AS v, {q}.s AS s FROM ({self.bag(e.args[0])}) {q}"
+        raise AssertionError(f"not a bag expression: {e}")
+
+    # ---- relations ----
+    def default_order(self, relation: T.Relation) -> list:
+        keys = ["step"] if relation.has_step else []
+        return [(k, False) for k in keys]
+
+    def order_sql(self, rel: Rel, alias: str, reverse: bool = False) -> str:
+        """The total order of a relation's rows: its keys, then every column (so nothing is left to chance)."""
+        named = {key for key, _ in rel.order if isinstance(key, str)}
+        keys = rel.order + [(name, False) for name, ty in rel.relation.columns
+                            if name not in named and not isinstance(ty, T.ListOf)]
+        parts = []
+        for key, descending in keys:
+            sql = f"{alias}.{ident(key)}" if isinstance(key, str) else self.scalar(key, alias)
+            parts.append(f"{sql} {'DESC' if descending != reverse else 'ASC'} NULLS LAST")
+        return ", ".join(parts)
+
+    def relation(self, e: A.Expr) -> Rel:
+        if isinstance(e, A.Name) and e.ref[0] == "table":
+            table: schema.Table = e.ref[1]
+            self.tables_used[table.name] = table
+            return Rel(f"SELECT * FROM h_{table.sql_name} WHERE episode_id = c.episode_id",
+                       self.default_order(e.ty), e.ty)
+        if isinstance(e, A.Name) and e.ref[0] == "let":
+            return self.relation(self.lets[e.name].expr)
+        if isinstance(e, A.Where):
+            base = self.relation(e.base)
+            q = self.alias()
+            return Rel(f"SELECT {q}.* FROM ({base.sql}) {q} WHERE {self.scalar(e.condition, q)}",
+                       base.order, base.relation)
+        if isinstance(e, A.Sort):
+            base = self.relation(e.base)
+            return Rel(base.sql, [(k.expr, k.descending) for k in e.keys], base.relation)
+        if isinstance(e, A.Call) and e.function == "runs":
+            base = self.relation(e.args[0])
+            q = self.alias()
+            value = self.scalar(e.args[1], q)
+            inner = (f"SELECT {value} AS value, {q}.step AS step, {q}.step - row_number() OVER "
+                     f"(PARTITION BY {value} ORDER BY {q}.step) AS qtc_group FROM ({base.sql}) {q}")
+            return Rel(f"SELECT value, min(step) AS start, max(step) AS \"end\", count(*) AS length "
+                       f"FROM ({inner}) GROUP BY value, qtc_group", [("start", False)], e.ty)
+        raise AssertionError(f"not a relation expression: {e}")
+
+    # ---- rows: SELECTs of at most one row ----
+    def row(self, e: A.Expr) -> str:
+        if isinstance(e, A.Name) and e.ref[0] == "let":
+            return self.row(self.lets[e.name].expr)
+        if isinstance(e, A.Index):
+            rel = self.relation(e.base)
+            q = self.alias()
+            return f"SELECT {q}.* FROM ({rel.sql}) {q} WHERE {q}.step = {self.scalar(e.index, None)}"
+        assert isinstance(e, A.Call), e
+        rel = self.relation(e.args[0])
+        q = self.alias()
+        if e.function in ("first", "last", "nth"):
+            k = {"first": "1", "last": "-1"}.get(e.function) or self.scalar(e.args[1], None)
+            return (f"SELECT * EXCLUDE (qtc_rn, qtc_n) FROM (SELECT {q}.*, row_number() OVER "
+                    f"(ORDER BY {self.order_sql(rel, q)}) AS qtc_rn, count(*) OVER () AS qtc_n "
+                    f"FROM ({rel.sql}) {q}) WHERE qtc_rn = CASE WHEN ({k}) > 0 THEN ({k}) ELSE qtc_n + 1 + ({k}) END")
+        if e.function in ("argmax", "argmin"):
+            ties = e.kwargs["ties"].name
+            value = self.scalar(e.args[1], q)
+            inner = f"SELECT {q}.*, {value} AS qtc_v FROM ({rel.sql}) {q} WHERE {value} IS NOT NULL"
+            r = self.alias()
+            direction = "DESC" if e.function == "argmax" else "ASC"
+            ranked = (f"SELECT *, count(*) OVER (PARTITION BY qtc_v) AS qtc_ties FROM ({inner}) {r} "
+                      f"ORDER BY qtc_v {direction}, {self.order_sql(rel, r, reverse=ties == 'last')} LIMIT 1")
+            unique = " WHERE qtc_ties = 1" if ties == "unique" else ""
+            return f"SELECT * EXCLUDE (qtc_v, qtc_ties) FROM ({ranked}){unique}"
+        raise AssertionError(f"not a row expression: {e}")
+
+    # ---- scalars ----
+    def scalar(self, e: A.Expr, row_alias: str | None) -> str:
+        method = getattr(self, f"_scalar_{type(e).__name__}")
+        return method(e, row_alias)
+
+    def _scalar_Literal(self, e: A.Literal, row_alias):
+        return sql_literal(e.value)
+
+    def _scalar_ListLiteral(self, e: A.ListLiteral, row_alias):
+        return "[" + ", ".join(sql_literal(i.value) for i in e.items) + "]"
+
+    def _scalar_ParamRef(self, e: A.ParamRef, row_alias):
+        return f"c.{ident('p_' + e.name)}"
+
+    def _scalar_Name(self, e: A.Name, row_alias):
+        kind = e.ref[0]
+        if kind == "column":
+            return f"{row_alias}.{ident(e.name)}"
+        if kind == "let":
+            ty = self.checked.let_types[e.name]
+            if isinstance(ty, (T.Scalar, T.ListOf)):
+                return f"c.{ident('l_' + e.name)}"
+        raise AssertionError(f"not a scalar name: {e.name} ({e.ref})")
+
+    def _scalar_Range(self, e: A.Range, row_alias):
+        return (f"range(CAST({self.scalar(e.low, row_alias)} AS BIGINT), "
+                f"CAST({self.scalar(e.high, row_alias)} AS BIGINT) + 1)")
+
+    def _scalar_Field(self, e: A.Field, row_alias):
+        if isinstance(e.base.ty, T.Row):
+            q = self.alias()
+            return f"(SELECT {q}.{ident(e.name)} FROM ({self.row(e.base)}) {q})"
+        if e.base.ty == T.DISPLACEMENT:
+            return f"({self.scalar(e.base, row_alias)}).{e.name}"
+        raise AssertionError(f"not a scalar field: {e}")
+
+    def _scalar_Unary(self, e: A.Unary, row_alias):
+        operand = self.scalar(e.operand, row_alias)
+        return f"(NOT {operand})" if e.op == "not" else f"(-{operand})"
+
+    def _scalar_Binary(self, e: A.Binary, row_alias):
+        left, right = self.scalar(e.left, row_alias), self.scalar(e.right, row_alias)
+        op = {"==": "=", "!=": "<>", "and": "AND", "or": "OR", "/": "/"}.get(e.op, e.op)
+        if e.op == "%":
+            return f"({left} % {right})"
+        return f"({left} {op} {right})"
+
+    def _scalar_In(self, e: A.In, row_alias):
+        item = self.scalar(e.item, row_alias)
+        negate = "NOT " if e.negated else ""
+        container = e.container
+        if isinstance(container, A.Range):
+            low, high = self.scalar(container.low, row_alias), self.scalar(container.high, row_alias)
+            return f"({negate}({item} BETWEEN {low} AND {high}))"
+        if isinstance(container.ty, T.Bag):
+            q = self.alias()
+            return f"({negate}({item} IN (SELECT {q}.v FROM ({self.bag(container)}) {q})))"
+        return f"({negate}list_contains({self.scalar(container, row_alias)}, {item}))"
+
+    def _scalar_Call(self, e: A.Call, row_alias):
+        f = e.function
+        if f in ("count", "exists"):
+            rel = self.relation(e.args[0])
+            return f"(SELECT count(*) FROM ({rel.sql}))" if f == "count" else f"(EXISTS ({rel.sql}))"
+        if f in ("count_distinct", "sum", "min", "max", "list", "mode"):
+            q = self.alias()
+            bag = self.bag(e.args[0])
+            if f == "mode":
+                return self._mode(bag, e.kwargs["ties"].name)
+            aggregate = {"count_distinct": f"count(DISTINCT {q}.v)", "sum": f"sum({q}.v)", "min": f"min({q}.v)",
+                         "max": f"max({q}.v)",
+                         "list": f"coalesce(list(DISTINCT {q}.v ORDER BY {q}.v) FILTER (WHERE {q}.v IS NOT NULL), [])"}[f]
+            if f == "sum":
+                aggregate = f"coalesce(sum({q}.v), 0)"
+            return f"(SELECT {aggregate} FROM ({bag}) {q})"
+        args = [self.scalar(a, row_alias) for a in e.args]
+        if f == "mentions":
+            return f"list_contains({words_sql(args[0])}, lower({args[1]}))"
+        if f == "occurrences":
+            return f"len(list_filter({words_sql(args[0])}, lambda w: w = lower({args[1]})))"
+        if f == "first_sentence":
+            return (f"coalesce(nullif(trim(regexp_extract({args[0]}, {sql_string(FIRST_SENTENCE_REGEX)}, 1)), ''), "
+                    f"trim({args[0]}))")
+        if f == "len":
+            return f"len({args[0]})"
+        if f == "abs":
+            return f"abs({args[0]})"
+        if f == "displacement":
+            return f"{{'dx': CAST({args[0]} AS BIGINT), 'dy': CAST({args[1]} AS BIGINT)}}"
+        raise AssertionError(f"no scalar compilation for {f}")
+
+    def _mode(self, bag: str, ties: str) -> str:
+        q = self.alias()
+        grouped = (f"SELECT {q}.v, count(*) AS n, min({q}.s) AS first_step, max({q}.s) AS last_step "
+                   f"FROM ({bag}) {q} WHERE {q}.v IS NOT NULL GROUP BY {q}.v")
+        r = self.alias()
+        if ties == "unique":
+            return (f"(SELECT CASE WHEN count(*) = 1 THEN any_value({r}.v) END FROM ({grouped}) {r} "
+                    f"WHERE {r}.n = (SELECT max(n) FROM ({grouped})))")
+        tie_order = {"first": f"{r}.first_step ASC", "last": f"{r}.last_step DESC", "alpha": f"{r}.v ASC"}[ties]
+        return f"(SELECT {r}.v FROM ({grouped}) {r} ORDER BY {r}.n DESC, {tie_order}, {r}.v ASC LIMIT 1)"
+
+
+def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
+    return Compiler(checked).compile()

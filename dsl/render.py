@@ -1,0 +1,76 @@
+"""Rendering: question text through Jinja2 (StrictUndefined), and answers as the text a reader sees.
+
+The Jinja environment and its filters are defined here once; the checker uses the same environment to
+find variables and filters, so a template that checks renders.
+"""
+
+from __future__ import annotations
+
+import jinja2
+
+from .conventions import ORDINAL_WORDS
+
+
+def ordinal(value: int) -> str:
+    """1 -> 'first', -1 -> 'last', -2 -> 'second-last'; other numbers as '4th'."""
+    if value in ORDINAL_WORDS:
+        return ORDINAL_WORDS[value]
+    suffix = "th" if 10 <= value % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(value % 10, "th")
+    return f"{value}{suffix}"
+
+
+def quote(value) -> str:
+    return f"'{value}'"
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """'1 step', '2 steps'."""
+    word = singular if count == 1 else plural_form or singular + "s"
+    return f"{count} {word}"
+
+
+def humanize(value) -> str:
+    """An identifier as words: 'move_left' -> 'move left'."""
+    return str(value).replace("_", " ")
+
+
+def displacement_text(dx: int, dy: int) -> str:
+    """A grid displacement as words; x grows to the right and y grows downwards (Crafter's axes)."""
+    parts = []
+    if dx:
+        parts.append(plural(abs(dx), "step") + (" right" if dx > 0 else " left"))
+    if dy:
+        parts.append(plural(abs(dy), "step") + (" down" if dy > 0 else " up"))
+    return " and ".join(parts) if parts else "no movement"
+
+
+def make_environment() -> jinja2.Environment:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+    env.filters.update(ordinal=ordinal, quote=quote, plural=plural, humanize=humanize)
+    return env
+
+
+class RenderError(Exception):
+    """A question rendered blank or hit an undefined value."""
+
+
+def render_question(env: jinja2.Environment, text: str, variables: dict) -> str:
+    try:
+        rendered = env.from_string(text).render(**variables)
+    except jinja2.UndefinedError as error:
+        raise RenderError(str(error)) from error
+    rendered = " ".join(rendered.split())
+    if not rendered:
+        raise RenderError("the question rendered blank")
+    return rendered
+
+
+def answer_text(answer_type: str, value) -> str:
+    """The canonical text of a computed answer of the given answer type."""
+    if answer_type == "yesno":
+        return "yes" if value else "no"
+    if answer_type == "displacement":
+        return displacement_text(value["dx"], value["dy"])
+    if answer_type == "list":
+        return ", ".join(str(v) for v in value)
+    return str(value)
