@@ -1,0 +1,40 @@
+"""Crafter's own game data (crafter/data.yaml via crafter.constants), by name: never hand-copied."""
+
+from __future__ import annotations
+
+from crafter import constants, objects
+
+ACTIONS: tuple[str, ...] = tuple(constants.actions)
+MATERIALS: tuple[str, ...] = tuple(constants.materials)
+ACHIEVEMENTS: tuple[str, ...] = tuple(constants.achievements)
+INVENTORY_KEYS: tuple[str, ...] = tuple(constants.items)
+# The player's life stats are inventory keys too; they are the ones the player starts with.
+STATS: tuple[str, ...] = tuple(k for k, v in constants.items.items() if v["initial"] > 0)
+ITEMS: tuple[str, ...] = tuple(k for k in INVENTORY_KEYS if k not in STATS)
+# What the player may step on. Player.walkable adds lava, which kills: a route never crosses it.
+WALKABLE: tuple[str, ...] = tuple(constants.walkable)
+COLLECT = constants.collect
+PLACE = constants.place
+MAKE = constants.make
+# The material a collected item comes from (collect_wood <- tree, collect_drink <- water, ...).
+COLLECTED_FROM: dict[str, str] = {
+    item: material for material, info in constants.collect.items() for item in info["receive"]}
+
+FACINGS: dict[tuple[int, int], str] = {(-1, 0): "left", (1, 0): "right", (0, -1): "up", (0, 1): "down"}
+MOVES: dict[str, tuple[int, int]] = {f"move_{name}": offset for offset, name in FACINGS.items()}
+# Every non-player object class of Crafter, named as the trace names creatures.
+CREATURES: tuple[str, ...] = tuple(sorted(
+    cls.__name__.lower() for cls in vars(objects).values()
+    if isinstance(cls, type) and issubclass(cls, objects.Object)
+    and cls not in (objects.Object, objects.Player)))
+
+
+def creature_name(obj) -> str:
+    return type(obj).__name__.lower()
+
+
+def vocabulary() -> dict[str, list[str]]:
+    """The vocab rows of the game `crafter`, by kind (schema.VOCAB_KINDS["crafter"])."""
+    return {"action": list(ACTIONS), "item": list(ITEMS), "stat": list(STATS),
+            "material": list(MATERIALS), "achievement": list(ACHIEVEMENTS),
+            "direction": list(FACINGS.values()), "creature": list(CREATURES)}
