@@ -166,14 +166,13 @@ class Checker:
         if let.name in self.lets or let.name in self.params:
             self.error(let.span, f"'{let.name}' is already defined")
             return
+        shadowed = [t.name for t in self.tables.values() if t.column(let.name)]
         if let.name in self.tables or let.name == "vocab":
             self.error(let.span, f"let '{let.name}' would hide the table of that name", "choose another name")
-            return
-        shadowed = [t.name for t in self.tables.values() if t.column(let.name)]
-        if shadowed:
+        elif shadowed:
             self.error(let.span, f"let '{let.name}' has the name of a column of {choices(shadowed)}",
                        "choose another name, so that a bare name in a 'where' means one thing")
-            return
+        # Checked and defined even when misnamed, so that its uses do not report errors of their own.
         ty = self.expr(let.expr, Scope())
         self.lets[let.name] = let
         if ty is not None:

@@ -184,7 +184,10 @@ class _ToAst(Transformer):
         return A.Unary(_span_of_meta(meta), "not", children[0])
 
     def negate(self, meta, children):
-        return A.Unary(_span_of_meta(meta), "-", children[1])
+        operand = children[1]
+        if isinstance(operand, A.Literal) and isinstance(operand.value, (int, float)) and not isinstance(operand.value, bool):
+            return A.Literal(_span_of_meta(meta), -operand.value)  # a negative number is a literal
+        return A.Unary(_span_of_meta(meta), "-", operand)
 
     def in_op(self, meta, children):
         return A.In(_span_of_meta(meta), children[0], children[1], negated=False)

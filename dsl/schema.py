@@ -215,7 +215,7 @@ TABLES: tuple[Table, ...] = (
 # Vocabulary kinds per environment, with the language type of their values.
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
     "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "room": T.STRING},
-    "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.STAT, "material": T.MATERIAL,
+    "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
                 "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE},
 }
 

@@ -72,19 +72,18 @@ ITEM = Scalar("item", "VARCHAR")
 MATERIAL = Scalar("material", "VARCHAR")
 ACHIEVEMENT = Scalar("achievement", "VARCHAR")
 DIRECTION = Scalar("direction", "VARCHAR")
-STAT = Scalar("stat", "VARCHAR")
 CREATURE = Scalar("creature", "VARCHAR")
 KEYWORD = Scalar("keyword", "VARCHAR")
 DISPLACEMENT = Scalar("displacement", "STRUCT(dx BIGINT, dy BIGINT)")
 NULL = Scalar("null", "NULL")
 
 SCALARS = {t.name: t for t in (INTEGER, FLOAT, BOOLEAN, STRING, STEP, ORDINAL, ACTION, ROOM, ITEM,
-                               MATERIAL, ACHIEVEMENT, DIRECTION, STAT, CREATURE, KEYWORD, DISPLACEMENT)}
+                               MATERIAL, ACHIEVEMENT, DIRECTION, CREATURE, KEYWORD, DISPLACEMENT)}
 
 # Numeric types mix freely in arithmetic and comparison; a step is an integer that names a step.
 NUMERIC = frozenset({INTEGER, FLOAT, STEP, ORDINAL})
 # String-like types compare with plain strings (a template may write `action == "move_left"`).
-TEXTUAL = frozenset({STRING, ACTION, ITEM, MATERIAL, ACHIEVEMENT, DIRECTION, STAT, CREATURE, KEYWORD})
+TEXTUAL = frozenset({STRING, ACTION, ITEM, MATERIAL, ACHIEVEMENT, DIRECTION, CREATURE, KEYWORD})
 
 # The answer types a template may declare, and the value type each one requires of the answer
 # expression. A `yesno` answer is a boolean rendered as yes/no; `location` is a room.
