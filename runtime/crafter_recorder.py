@@ -16,6 +16,7 @@ from crafter import objects
 
 from . import crafter_data as data
 from .agents import Choice
+from .trace_format import episode_id
 
 # The stat whose exhaustion makes the player's own update cost health, and the cause it is logged as.
 _STARVING_STATS = (("food", "starvation"), ("drink", "thirst"), ("energy", "exhaustion"))
@@ -74,7 +75,7 @@ class CrafterSession:
         self.seed = seed
         self.agent_name = agent_name
         self.game = "crafter"
-        self.episode_id = f"crafter-{agent_name}-s{seed}"
+        self.episode_id = episode_id(self.game, agent_name, seed)
         self.env = crafter.Env(seed=seed, length=max_steps)
         self.env.reset()
         self.world, self.player = self.env._world, self.env._player

@@ -25,6 +25,7 @@ import jericho
 
 from .agents import Choice
 from .jericho_actions import valid_actions
+from .trace_format import episode_id
 
 DIRECTIONS = {
     "n": "north", "s": "south", "e": "east", "w": "west",
@@ -162,6 +163,11 @@ def game_rooms(env, start_room) -> set[int]:
     return {obj.num for obj in env.get_world_objects() if is_room(obj)} | {start_room.num}
 
 
+def resolve_seed(rom: Path, seed: int | None) -> int:
+    """The seed FrotzEnv will use: the given one, or (for None or 0) the walkthrough's seed."""
+    return int(jericho.FrotzEnv(str(rom), seed=seed)._seed)
+
+
 class JerichoSession:
     """One live Jericho episode, stepped by the recorder; `state` is what the agent sees."""
 
@@ -176,7 +182,7 @@ class JerichoSession:
         self.seed = int(self.env._seed)
         self.game = self.rom.stem
         self.agent_name = agent_name
-        self.episode_id = f"{self.game}-{agent_name}-s{self.seed}"
+        self.episode_id = episode_id(self.game, agent_name, self.seed)
         self._record_valid_actions = record_valid_actions
         observation, info = self.env.reset()
         room = current_room(self.env)

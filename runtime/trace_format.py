@@ -12,13 +12,14 @@ the line and the field, so that nothing malformed reaches the store.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.errors import UserError
+
+from .files import write_text_atomic
 
 FORMAT = "qtc-trace"
 FORMAT_VERSION = schema.FORMAT_VERSION
@@ -207,6 +208,11 @@ def trace_files(paths) -> tuple[list[Path], list[Path]]:
     return complete, partial
 
 
+def episode_id(game: str, agent: str, seed: int) -> str:
+    """The identifier (and file stem) of an episode: one per game, agent and seed."""
+    return f"{game}-{agent}-s{seed}"
+
+
 def episode_path(directory: Path, episode_id: str) -> Path:
     return Path(directory) / f"{episode_id}{SUFFIX}"
 
@@ -246,14 +252,8 @@ class EpisodeWriter:
         self._stream.flush()
 
     def finish(self, header: dict) -> Path:
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        with temporary.open("w", encoding="utf-8") as out:
-            out.write(_dump({"format": FORMAT, "format_version": FORMAT_VERSION, **header}) + "\n")
-            for line in self._lines:
-                out.write(line + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.path)
+        lines = [_dump({"format": FORMAT, "format_version": FORMAT_VERSION, **header}), *self._lines]
+        write_text_atomic(self.path, "\n".join(lines) + "\n")
         self._stream.close()
         self.partial_path.unlink()
         return self.path

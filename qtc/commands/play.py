@@ -1,0 +1,108 @@
+"""Record episodes of a Jericho story file or of Crafter, one trace file per episode.
+
+Episodes are seeded: episode i uses seed SEED+i, for the game and the agent alike, and is written
+to OUT/<game>-<agent>-s<seed>.jsonl (format: docs/trace-format.md). Episodes already complete in
+OUT are skipped, so an interrupted run resumes where it stopped. Ctrl-C finishes the episode under
+way as `ended_by: interrupted`; it is recorded again on the next run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from qtc.errors import UserError
+
+COMMAND = "play"
+HELP = "record Jericho or Crafter episodes as trace files"
+EXAMPLES = """examples:
+  qtc play jericho --rom ../shared/roms/zork1.z5 --agent walkthrough --out traces/
+  qtc play jericho --rom ../shared/roms/advent.z5 --agent random --seed 1 --episodes 5 --max-steps 100
+  qtc play crafter --agent scripted --seed 0 --episodes 10 --max-steps 200 --out traces/
+  qtc play crafter --agent llm --base-url http://localhost:8000/v1 --model qwen --max-steps 100
+"""
+
+AGENTS = {"jericho": ("walkthrough", "random", "llm"), "crafter": ("scripted", "random", "llm")}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", choices=sorted(AGENTS), help="jericho or crafter")
+    parser.add_argument("--rom", type=Path, help="Jericho story file (.z3/.z5/.z8)")
+    parser.add_argument("--agent", help="walkthrough, random or llm (Jericho); scripted, random or llm "
+                                        "(Crafter); default: walkthrough / scripted")
+    parser.add_argument("--seed", type=int, help="seed of the first episode (default: Jericho's "
+                                                 "walkthrough seed, or 0)")
+    parser.add_argument("--episodes", type=int, default=1, help="number of episodes (default 1)")
+    parser.add_argument("--max-steps", type=int, default=200, help="step limit per episode (default 200)")
+    parser.add_argument("--out", type=Path, default=Path("traces"), help="output folder (default traces/)")
+    parser.add_argument("--no-valid-actions", action="store_true",
+                        help="Jericho: do not run the valid-action finder (the column is null); faster")
+    parser.add_argument("--base-url", help="llm agent: OpenAI-compatible API base URL")
+    parser.add_argument("--model", help="llm agent: model name")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _agent_name(args: argparse.Namespace) -> str:
+    agent = args.agent or AGENTS[args.game][0]
+    if agent not in AGENTS[args.game]:
+        raise UserError(f"unknown agent '{agent}' for {args.game} (choose from {', '.join(AGENTS[args.game])})")
+    if agent == "llm" and not (args.base_url and args.model):
+        raise UserError("the llm agent needs --base-url and --model")
+    return agent
+
+
+def _jericho_specs(args: argparse.Namespace, agent_name: str):
+    from qtc.runtime.agents import LLMAgent, RandomAgent, WalkthroughAgent
+    from qtc.runtime.jericho_recorder import JerichoSession, resolve_seed
+    from qtc.runtime.recording import EpisodeSpec
+    from qtc.runtime.trace_format import episode_id
+
+    if args.rom is None:
+        raise UserError("qtc play jericho needs --rom PATH (a Jericho story file)")
+    if not args.rom.is_file():
+        raise UserError(f"{args.rom}: no such story file")
+    first = resolve_seed(args.rom, args.seed)
+    for seed in range(first, first + args.episodes):
+        def make(seed=seed):
+            session = JerichoSession(args.rom, seed, agent_name, not args.no_valid_actions)
+            if agent_name == "walkthrough":
+                agent = WalkthroughAgent(session.env.get_walkthrough())
+            elif agent_name == "random":
+                agent = RandomAgent(seed)
+            else:
+                agent = LLMAgent(args.base_url, args.model, "jericho")
+            return session, agent
+        yield EpisodeSpec(episode_id(args.rom.stem, agent_name, seed), make)
+
+
+def _crafter_specs(args: argparse.Namespace, agent_name: str):
+    from qtc.runtime import crafter_data
+    from qtc.runtime.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent
+    from qtc.runtime.crafter_recorder import CrafterSession
+    from qtc.runtime.recording import EpisodeSpec
+    from qtc.runtime.trace_format import episode_id
+
+    first = 0 if args.seed is None else args.seed
+    for seed in range(first, first + args.episodes):
+        def make(seed=seed):
+            session = CrafterSession(seed, agent_name, args.max_steps)
+            if agent_name == "scripted":
+                agent = ScriptedCrafterAgent(seed)
+            elif agent_name == "random":
+                agent = RandomAgent(seed, crafter_data.ACTIONS)
+            else:
+                agent = LLMAgent(args.base_url, args.model, "crafter", crafter_data.ACTIONS)
+            return session, agent
+        yield EpisodeSpec(episode_id("crafter", agent_name, seed), make)
+
+
+def run(args: argparse.Namespace) -> int:
+    from qtc.runtime.recording import record_episodes
+
+    if args.episodes < 1 or args.max_steps < 1:
+        raise UserError("--episodes and --max-steps must be at least 1")
+    agent_name = _agent_name(args)
+    specs = (_jericho_specs if args.game == "jericho" else _crafter_specs)(args, agent_name)
+    recorded, skipped = record_episodes(specs, args.out, args.max_steps, show_progress=not args.quiet)
+    print(f"recorded {len(recorded)} episode(s), skipped {len(skipped)} already complete, in {args.out}")
+    return 0

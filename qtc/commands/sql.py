@@ -1,0 +1,52 @@
+"""Run an SQL query over trace files or a trace database and print the result as a table.
+
+Trace files and folders are loaded into an in-memory store first; a .duckdb file made by
+`qtc load` is opened read-only. Table names are those of dsl/schema.py (episodes, vocab,
+jericho_steps, crafter_inventory, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+COMMAND = "sql"
+HELP = "run ad hoc SQL over traces or a trace database"
+EXAMPLES = """examples:
+  qtc sql "SELECT episode_id, n_steps, ended_by FROM episodes" traces/
+  qtc sql "SELECT step, action, room_after FROM jericho_steps WHERE moved LIMIT 10" traces.duckdb
+  qtc sql "SELECT item, count(*) FROM crafter_collections GROUP BY item" traces/crafter-scripted-s0.jsonl
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help="the SQL statement")
+    parser.add_argument("sources", nargs="+", type=Path, metavar="TRACES-or-DB",
+                        help="trace files or folders, or one .duckdb database")
+    parser.add_argument("--limit", type=int, default=100, help="rows to print at most (default 100)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import duckdb
+    from rich.console import Console
+    from rich.table import Table
+
+    from qtc.errors import UserError
+    from qtc.runtime.store import open_store
+
+    con = open_store(*args.sources)
+    try:
+        result = con.execute(args.query)
+    except duckdb.Error as error:
+        raise UserError(f"SQL error: {error}") from None
+    if result.description is None:
+        return 0
+    table = Table(*(d[0] for d in result.description))
+    rows = result.fetchmany(args.limit)
+    for row in rows:
+        table.add_row(*("NULL" if v is None else str(v) for v in row))
+    Console().print(table)
+    more = len(result.fetchall())
+    if more:
+        print(f"({more} more rows not shown; use --limit)")
+    return 0
