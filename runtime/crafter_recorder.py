@@ -8,6 +8,7 @@ never does. Damage is attributed by watching which object's update lowered the p
 
 from __future__ import annotations
 
+import collections
 import functools
 
 import crafter
@@ -66,12 +67,36 @@ class DamageTracker:
         return "unknown"
 
 
+class InsertionOrderedSet(dict):
+    """A set of game objects that iterates in insertion order (the keys of a dict)."""
+
+    def add(self, item) -> None:
+        self[item] = None
+
+    def remove(self, item) -> None:
+        del self[item]
+
+
+def order_chunk_objects(world) -> None:
+    """Make Crafter's per-chunk object sets iterate in the order the objects were added.
+
+    Env._balance_object picks the creature to despawn by index into a list built from a chunk's set
+    of objects, whose order follows memory addresses, so a seeded episode diverges from process to
+    process. With insertion-ordered chunks the same seed and actions give the same episode.
+    """
+    added = {id(obj): index for index, obj in enumerate(world._objects) if obj}
+    ordered = collections.defaultdict(InsertionOrderedSet)
+    for key, objs in world._chunks.items():
+        ordered[key] = InsertionOrderedSet.fromkeys(sorted(objs, key=lambda obj: added[id(obj)]))
+    world._chunks = ordered
+
+
 class CrafterSession:
     """One live Crafter episode, stepped by the recorder; `state` is what the agent sees."""
 
     env_name = "crafter"
 
-    def __init__(self, seed: int, agent_name: str, max_steps: int):
+    def __init__(self, seed: int, agent_name: str, max_steps: int, ordered_objects: bool = True):
         self.seed = seed
         self.agent_name = agent_name
         self.game = "crafter"
@@ -79,6 +104,9 @@ class CrafterSession:
         self.env = crafter.Env(seed=seed, length=max_steps)
         self.env.reset()
         self.world, self.player = self.env._world, self.env._player
+        self.ordered_objects = ordered_objects
+        if ordered_objects:
+            order_chunk_objects(self.world)
         grid = self.env._local_view._grid
         self._view_size = (int(grid[0]), int(grid[1]))
         self._damage = DamageTracker(self.world, self.player)
@@ -164,5 +192,5 @@ class CrafterSession:
         return "death" if self.death_step is not None else "step_limit"
 
     def header(self) -> dict:
-        return {"death_step": self.death_step, "death_cause": self.death_cause,
+        return {"ordered_objects": self.ordered_objects, "death_step": self.death_step, "death_cause": self.death_cause,
                 "vocab": data.vocabulary(), "map_init": self.map_init, "initial": self.initial}

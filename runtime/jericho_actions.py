@@ -15,8 +15,13 @@ so the same game state always gives the same sorted list.
 
 from __future__ import annotations
 
+import importlib
+
 from jericho import defines
-from jericho import util as jericho_util
+
+# Not `from jericho import util`: jericho/__init__ star-imports jericho.jericho, which star-imports
+# ctypes, so once anything has imported ctypes.util the package attribute `jericho.util` is ctypes.util.
+jericho_util = importlib.import_module("jericho.util")
 
 
 def use_offline_spacy() -> None:

@@ -72,6 +72,7 @@ HEADER_SPECS = {
                 "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"),
                             "score": "int", "moves": "int"}},
     "crafter": {**_HEADER_COMMON,
+                "ordered_objects": "bool",
                 "map_init": {"materials": ("list", ("null", "str")), "rows": ("list", ("list", "int"))},
                 "initial": {"x": "int", "y": "int", "facing": "str", "terrain": "str",
                             "inventory": ("dict", "int"), "view": _VIEW,

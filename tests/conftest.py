@@ -1,0 +1,104 @@
+"""Shared fixtures: short real episodes of both games, recorded once per test session.
+
+- `crafter_recording`: a scripted Crafter episode (seed 0, at most 200 steps; a zombie kills the
+  player at step 196) with the live game's state,
+  read directly from the environment at every step while recording (for verification).
+- `crafter_trace_dir`, `jericho_trace_dir`: folders holding one recorded episode each
+  (zork1 walkthrough, 30 steps, valid actions included).
+- `trace_db`: an in-memory DuckDB store with both episodes loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROMS = Path(__file__).parents[2] / "shared" / "roms"
+CRAFTER_STEPS = 200
+JERICHO_STEPS = 30
+# Steps at which the live Crafter map is kept, to check the map rebuilt from the trace.
+MAP_CHECK_STEPS = (0, 1, 37, 100, 150, 190)
+
+
+def rom_path(name: str) -> Path:
+    path = ROMS / name
+    if not path.is_file():
+        pytest.skip(f"Jericho story file {path} not found (the tests read ROMs from ../shared/roms)")
+    return path
+
+
+@dataclass
+class CrafterRecording:
+    path: Path
+    live: list[dict] = field(default_factory=list)  # the live game's state after each step
+    maps: dict[int, np.ndarray] = field(default_factory=dict)  # step -> live material map (names)
+
+
+def live_crafter_state(session) -> dict:
+    """The state of the live game, read from Crafter's own objects (not from the recorder's record)."""
+    player, world = session.env._player, session.env._world
+    return {"x": int(player.pos[0]), "y": int(player.pos[1]), "facing": tuple(int(v) for v in player.facing),
+            "inventory": dict(player.inventory), "achievements": dict(player.achievements),
+            "terrain": world[player.pos][0], "sleeping": bool(player.sleeping),
+            "daylight": float(world.daylight), "health": int(player.health)}
+
+
+def live_map(session) -> np.ndarray:
+    world = session.env._world
+    names = np.array([world._mat_names[i] for i in range(len(world._mat_names))], dtype=object)
+    return names[world._mat_map]
+
+
+@pytest.fixture(scope="session")
+def crafter_recording(tmp_path_factory) -> CrafterRecording:
+    from qtc.runtime.agents import ScriptedCrafterAgent
+    from qtc.runtime.crafter_recorder import CrafterSession
+    from qtc.runtime.recording import record_episode
+
+    directory = tmp_path_factory.mktemp("crafter_traces")
+    session = CrafterSession(0, "scripted", CRAFTER_STEPS)
+    recording = CrafterRecording(path=Path())
+    recording.live.append(live_crafter_state(session))
+    recording.maps[0] = live_map(session)
+
+    def verify(session, record) -> None:
+        recording.live.append(live_crafter_state(session))
+        if record["step"] in MAP_CHECK_STEPS:
+            recording.maps[record["step"]] = live_map(session)
+
+    recording.path = record_episode(session, ScriptedCrafterAgent(0), directory, CRAFTER_STEPS, on_step=verify)
+    return recording
+
+
+@pytest.fixture(scope="session")
+def crafter_trace_dir(crafter_recording) -> Path:
+    return crafter_recording.path.parent
+
+
+@pytest.fixture(scope="session")
+def zork1_rom() -> Path:
+    return rom_path("zork1.z5")
+
+
+@pytest.fixture(scope="session")
+def jericho_trace_dir(tmp_path_factory, zork1_rom) -> Path:
+    from qtc.runtime.agents import WalkthroughAgent
+    from qtc.runtime.jericho_recorder import JerichoSession
+    from qtc.runtime.recording import record_episode
+
+    directory = tmp_path_factory.mktemp("jericho_traces")
+    session = JerichoSession(zork1_rom, None, "walkthrough")
+    record_episode(session, WalkthroughAgent(session.env.get_walkthrough()), directory, JERICHO_STEPS)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def trace_db(crafter_trace_dir, jericho_trace_dir):
+    from qtc.runtime.store import open_store
+
+    con = open_store(crafter_trace_dir, jericho_trace_dir)
+    yield con
+    con.close()
