@@ -241,6 +241,12 @@ class Checker:
             except jinja2.TemplateSyntaxError as error:
                 self.error(question.span, f"bad Jinja2 in the question: {error.message}")
                 continue
+            unknown_filters = sorted(_filters_used(parsed) - set(self.jinja_env.filters))
+            for filter_name in unknown_filters:
+                self.error(_span_in_string(question, filter_name), f"unknown filter '{filter_name}'",
+                           did_you_mean(filter_name, self.jinja_env.filters))
+            if unknown_filters:
+                continue  # Jinja cannot analyse a template whose filters it does not know
             variables = jinja2.meta.find_undeclared_variables(parsed)
             all_variables |= variables
             for name in sorted(variables - bound):
@@ -254,9 +260,6 @@ class Checker:
             for name in sorted(set(self.params) - variables):
                 self.error(question.span, f"the question does not mention parameter '{name}'",
                            f"show it, e.g. {{{{ {name} }}}}, or the question cannot be understood")
-            for filter_name in sorted(_filters_used(parsed) - set(self.jinja_env.filters)):
-                self.error(_span_in_string(question, filter_name), f"unknown filter '{filter_name}'",
-                           did_you_mean(filter_name, self.jinja_env.filters))
         return all_variables
 
     # ---- expressions ----

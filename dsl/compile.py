@@ -6,6 +6,7 @@ The statement computes every candidate of the template for every episode of its 
     h_<table>                   every table the template reads, cut to steps 0..N
     c0                          one row per episode of the template's env
     c1 .. cP                    one parameter each: a lateral join with its domain, then its condition
+    sampled                     at most `qtc_max_candidates` bindings per episode (seeded), if set
     l1 .. lL                    one scalar let each, as a column
     answerable                  requires hold and the answer is not null
     adversarial_<p>             false-premise candidates: p drawn from its adversarial domain
@@ -30,6 +31,8 @@ from .check import CheckedTemplate
 from .conventions import KEYWORD_MIN_LENGTH, ORDINALS, STOPWORDS, WORD_SPLIT_REGEX
 
 HORIZON_VARIABLE = "qtc_horizon"
+CAP_VARIABLE = "qtc_max_candidates"  # at most this many parameter bindings per episode (unset: all)
+SEED_VARIABLE = "qtc_seed"  # which bindings the cap keeps: a seeded hash order, the same on every run
 NO_HORIZON = 9223372036854775807
 FIRST_SENTENCE_REGEX = r"^\s*([^.!?]*[.!?]+)(\s|$)"
 
@@ -98,7 +101,8 @@ class Compiler:
         ctes.append(("c0", f"SELECT episode_id FROM h_episodes{env_filter}"))
         self.tables_used["episodes"] = schema.EPISODES
         ctes += self._param_ctes("c", t.params, adversarial=None)
-        previous = f"c{len(t.params)}"
+        ctes.append(("sampled", self._sample(f"c{len(t.params)}")))
+        previous = "sampled"
         scalar_lets = {n: ty for n, ty in checked.let_types.items() if isinstance(ty, (T.Scalar, T.ListOf))}
         for number, let in enumerate((l for l in t.lets if l.name in scalar_lets), start=1):
             ctes.append((f"l{number}", f"SELECT c.*, {self.scalar(let.expr, None)} AS {ident('l_' + let.name)} "
@@ -115,7 +119,8 @@ class Compiler:
         for adversarial in t.adversarials:
             prefix = f"a_{adversarial.param}_"
             ctes += self._param_ctes(prefix, t.params, adversarial=adversarial)
-            last = f"{prefix}{len(t.params)}"
+            ctes.append((f"{prefix}sampled", self._sample(f"{prefix}{len(t.params)}")))
+            last = f"{prefix}sampled"
             nulls = "".join(f", NULL AS {ident('l_' + n)}" for n in scalar_lets)
             name = f"adversarial_{adversarial.param}"
             ctes.append((name, f"SELECT c.*{nulls}, TRUE AS adversarial, NULL AS answer, "
@@ -152,6 +157,17 @@ class Compiler:
             condition = f" WHERE {self.scalar(param.condition, None)}" if param.condition is not None else ""
             ctes.append((f"{prefix}{number}", f"SELECT * FROM ({joined}) c{condition}"))
         return ctes
+
+    def _sample(self, bindings: str) -> str:
+        """At most `qtc_max_candidates` bindings per episode, chosen by a seeded hash of the bindings.
+
+        The cap applies before lets and answers are computed, which is where the cost is."""
+        params = [ident("p_" + p.name) for p in self.template.params]
+        key = ", ".join(["c.episode_id", *[f"c.{p}" for p in params],
+                         f"COALESCE(getvariable({sql_string(SEED_VARIABLE)}), 0)"])
+        order = ", ".join([f"hash({key})", *[f"c.{p}" for p in params]])
+        return (f"SELECT * FROM {bindings} c QUALIFY row_number() OVER (PARTITION BY c.episode_id ORDER BY {order}) "
+                f"<= COALESCE(TRY_CAST(getvariable({sql_string(CAP_VARIABLE)}) AS BIGINT), {NO_HORIZON})")
 
     def _horizon_cut(self, table: schema.Table) -> str:
         if table is schema.EPISODES:
