@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("traces"), help="output folder (default traces/)")
     parser.add_argument("--no-valid-actions", action="store_true",
                         help="Jericho: do not run the valid-action finder (the column is null); faster")
+    parser.add_argument("--unordered-objects", action="store_true",
+                        help="Crafter: keep Crafter's set-ordered chunk objects (runs then differ from process "
+                             "to process; see docs/trace-format.md)")
     parser.add_argument("--base-url", help="llm agent: OpenAI-compatible API base URL")
     parser.add_argument("--model", help="llm agent: model name")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -85,7 +88,7 @@ def _crafter_specs(args: argparse.Namespace, agent_name: str):
     first = 0 if args.seed is None else args.seed
     for seed in range(first, first + args.episodes):
         def make(seed=seed):
-            session = CrafterSession(seed, agent_name, args.max_steps)
+            session = CrafterSession(seed, agent_name, args.max_steps, not args.unordered_objects)
             if agent_name == "scripted":
                 agent = ScriptedCrafterAgent(seed)
             elif agent_name == "random":
