@@ -352,9 +352,7 @@ class Compiler:
 
     def _scalar_Binary(self, e: A.Binary, row_alias):
         left, right = self.scalar(e.left, row_alias), self.scalar(e.right, row_alias)
-        op = {"==": "=", "!=": "<>", "and": "AND", "or": "OR", "/": "/"}.get(e.op, e.op)
-        if e.op == "%":
-            return f"({left} % {right})"
+        op = {"==": "=", "!=": "<>", "and": "AND", "or": "OR"}.get(e.op, e.op)
         return f"({left} {op} {right})"
 
     def _scalar_In(self, e: A.In, row_alias):
@@ -379,11 +377,9 @@ class Compiler:
             bag = self.bag(e.args[0])
             if f == "mode":
                 return self._mode(bag, e.kwargs["ties"].name)
-            aggregate = {"count_distinct": f"count(DISTINCT {q}.v)", "sum": f"sum({q}.v)", "min": f"min({q}.v)",
-                         "max": f"max({q}.v)",
+            aggregate = {"count_distinct": f"count(DISTINCT {q}.v)", "sum": f"coalesce(sum({q}.v), 0)",
+                         "min": f"min({q}.v)", "max": f"max({q}.v)",
                          "list": f"coalesce(list(DISTINCT {q}.v ORDER BY {q}.v) FILTER (WHERE {q}.v IS NOT NULL), [])"}[f]
-            if f == "sum":
-                aggregate = f"coalesce(sum({q}.v), 0)"
             return f"(SELECT {aggregate} FROM ({bag}) {q})"
         args = [self.scalar(a, row_alias) for a in e.args]
         if f == "mentions":
