@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
 from .errors import UserError
 
-# Each module defines COMMAND (its name), add_arguments(parser) and run(args) -> exit code.
-COMMAND_MODULES = ("compile", "play", "load", "sql")
+from . import commands
+
+
+def command_modules() -> list:
+    """Every module of qtc.commands, each a subcommand: it defines COMMAND (its name), HELP,
+    add_arguments(parser) and run(args) -> exit code. Found, not listed, so adding a command is one file."""
+    names = sorted(info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_"))
+    return [importlib.import_module(f"qtc.commands.{name}") for name in names]
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -17,8 +24,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
         prog="qtc", description="Question-template compiler for agent memory benchmarks.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = {}
-    for name in COMMAND_MODULES:
-        module = importlib.import_module(f"qtc.commands.{name}")
+    for module in command_modules():
         sub = commands.add_parser(module.COMMAND, help=module.HELP, description=module.__doc__,
                                   formatter_class=argparse.RawDescriptionHelpFormatter,
                                   epilog=getattr(module, "EXAMPLES", None))
