@@ -168,6 +168,7 @@ class Template:
     requires: list[Expr] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
     answer: Expr | None = None
+    accept: Expr | None = None  # a list of answers that are all correct (the answer is always one of them)
     evidence: list[Expr] = field(default_factory=list)
     adversarials: list[Adversarial] = field(default_factory=list)
     duplicates: list[tuple[str, Span]] = field(default_factory=list)  # repeated single-valued clauses

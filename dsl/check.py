@@ -17,6 +17,7 @@ from . import schema
 from . import types as T
 from .conventions import ORDINALS, TIE_RULES
 from .diagnostics import Diagnostic, choices, did_you_mean
+from .primitives import PRIMITIVES, Primitive
 
 CATEGORIES = ("single_hop", "multi_hop", "induction", "spatial", "temporal", "logical")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -24,7 +25,12 @@ TEMPLATE_ENVS = ("jericho", "crafter", "any")
 # The derived relation `runs(rel, expr)`: maximal runs of consecutive steps with equal `expr`.
 RUNS_COLUMNS = (("start", T.STEP), ("end", T.STEP), ("length", T.INTEGER))
 # Functions whose arguments after the first are evaluated per row of the first (a relation).
-ROW_SCOPED = {"argmax": 1, "argmin": 1, "runs": 1}
+ROW_SCOPED = {"argmax": 1, "argmin": 1, "runs": 1, "sum": 1, "count_distinct": 1}
+# Options a call must always give, and why there is no default.
+REQUIRED_OPTION_REASONS = {
+    "ties": "ties are never broken silently: see CONVENTIONS.md, Ties",
+    "cells": "say which map: 'seen' (what the player had seen) or 'all' (the true map); see docs/spatial.md",
+}
 
 
 @dataclass
@@ -77,6 +83,7 @@ class Checker:
         for condition in t.requires:
             self._expect(condition, T.BOOLEAN, "a require condition")
         self._check_answer()
+        self._check_accept()
         for evidence in t.evidence:
             self._check_evidence(evidence)
         for adversarial in t.adversarials:
@@ -193,6 +200,18 @@ class Checker:
         if not T.compatible(expected, ty):
             self.error(t.answer.span, f"the answer is {ty}, but answer_type {t.answer_type.value} needs {expected}",
                        _answer_type_hint(ty))
+
+    def _check_accept(self) -> None:
+        t = self.template
+        if t.accept is None:
+            return
+        ty = self.expr(t.accept, Scope())
+        answer = t.answer.ty if t.answer is not None else None
+        if ty is None or answer is None:
+            return
+        if not isinstance(ty, T.ListOf) or not T.comparable(ty.element, answer) and not T.compatible(ty.element, answer):
+            self.error(t.accept.span, f"'accept' must be a list of answers ({T.ListOf(answer)}), not {ty}",
+                       "give every correct answer, e.g. 'accept routes' where 'answer routes[1]'")
 
     def _check_evidence(self, evidence: A.Expr) -> None:
         ty = self.expr(evidence, Scope())
@@ -379,8 +398,13 @@ class Checker:
         index = self.expr(e.index, scope)
         if base is None or index is None:
             return None
+        if isinstance(base, T.ListOf):
+            if index not in (T.INTEGER, T.ORDINAL):
+                self.error(e.index.span, f"a list index must be an integer (1 is the first, -1 the last), not {index}")
+                return None
+            return base.element
         if not isinstance(base, T.Relation) or not base.has_step:
-            self.error(e.span, f"[step] indexing needs a relation with a step column, not {base}")
+            self.error(e.span, f"[step] indexing needs a relation with a step column or a list, not {base}")
             return None
         if index not in T.NUMERIC:
             self.error(e.index.span, f"a step index must be a number, not {index}")
@@ -491,7 +515,7 @@ class Checker:
         for name, allowed in kwargs.items():
             if name not in e.kwargs:
                 self.error(e.function_span, f"'{e.function}' needs '{name}=' (one of {choices(allowed)})",
-                           "ties are never broken silently: see CONVENTIONS.md, Ties")
+                           REQUIRED_OPTION_REASONS[name])
                 return None
             value = e.kwargs[name]
             if not isinstance(value, A.Name) or value.name not in allowed:
@@ -585,14 +609,28 @@ def _runs(c, e, ts):
     return T.Relation("runs", (("value", ts[1]), *RUNS_COLUMNS), has_step=False)
 
 
+def _row_values(c, e, ts, numeric: bool) -> list | None:
+    """The per-row values of `f(relation, expr, ...)`, or the one bag of `f(relation.column)`."""
+    if len(e.args) == 1:
+        return [ts[0].element] if _bag_arg(c, e, ts) else None
+    if not _relation_arg(c, e, ts) or len(ts) < len(e.args):
+        return None
+    for position, ty in enumerate(ts[1:], start=1):
+        ok = isinstance(ty, T.Scalar) and (ty in T.NUMERIC if numeric else True)
+        if not _need(c, e, position, ok, "a number per row" if numeric else "a value per row", ty):
+            return None
+    return ts[1:]
+
+
 def _count_distinct(c, e, ts):
-    return T.INTEGER if _bag_arg(c, e, ts) else None
+    return T.INTEGER if _row_values(c, e, ts, numeric=False) is not None else None
 
 
 def _sum(c, e, ts):
-    if not _bag_arg(c, e, ts) or not _need(c, e, 0, ts[0].element in T.NUMERIC, "numbers", ts[0]):
+    values = _row_values(c, e, ts, numeric=True)
+    if values is None or len(e.args) == 1 and not _need(c, e, 0, values[0] in T.NUMERIC, "numbers", ts[0]):
         return None
-    return T.FLOAT if ts[0].element == T.FLOAT else T.INTEGER
+    return T.FLOAT if values[0] == T.FLOAT else T.INTEGER
 
 
 def _min_max(c, e, ts):
@@ -661,8 +699,10 @@ FUNCTIONS: dict[str, FunctionRule] = {
     "argmin": FunctionRule((2,), "argmin(relation, value, ties=first|last|unique)", _arg_extreme,
                            {"ties": ("first", "last", "unique")}),
     "runs": FunctionRule((2,), "runs(relation, value) -> rows (value, start, end, length)", _runs),
-    "count_distinct": FunctionRule((1,), "count_distinct(relation.column)", _count_distinct),
-    "sum": FunctionRule((1,), "sum(relation.column)", _sum),
+    "count_distinct": FunctionRule((1, 2, 3), "count_distinct(relation.column) or count_distinct(relation, "
+                                              "key, ...) -> how many distinct values (rows with a null key skipped)",
+                                   _count_distinct),
+    "sum": FunctionRule((1, 2), "sum(relation.column) or sum(relation, value per row)", _sum),
     "min": FunctionRule((1,), "min(relation.column)", _min_max),
     "max": FunctionRule((1,), "max(relation.column)", _min_max),
     "mode": FunctionRule((1,), "mode(relation.column, ties=first|last|alpha|unique)", _mode,
@@ -679,6 +719,23 @@ FUNCTIONS: dict[str, FunctionRule] = {
     "abs": FunctionRule((1,), "abs(number)", _abs),
     "displacement": FunctionRule((2,), "displacement(dx, dy)", _displacement),
 }
+
+
+def _primitive_rule(primitive: Primitive) -> FunctionRule:
+    def type_call(c: Checker, e: A.Call, ts: list) -> T.Type | None:
+        if c.env != primitive.env:
+            c.error(e.function_span, f"'{primitive.name}' is a {primitive.env} primitive; "
+                                     f"this template's env is {c.env}")
+            return None
+        for position, ((name, wanted), got) in enumerate(zip(primitive.args, ts)):
+            ok = T.compatible(wanted, got) or isinstance(wanted, T.Scalar) and T.comparable(wanted, got)
+            if not _need(c, e, position, ok, f"{wanted} ({name})", got):
+                return None
+        return primitive.returns
+    return FunctionRule((len(primitive.args),), primitive.usage, type_call, dict(primitive.kwargs))
+
+
+FUNCTIONS.update({name: _primitive_rule(primitive) for name, primitive in PRIMITIVES.items()})
 
 
 def _env_folder(path: str) -> str | None:

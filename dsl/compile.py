@@ -15,8 +15,12 @@ The statement computes every candidate of the template for every episode of its 
 Relation- and row-valued lets are expanded where they are used. Trace values never enter the SQL
 text: they are read from the tables; only the template's own literals are written as SQL literals.
 The output columns are: episode_id, adversarial, p_<param> for each parameter, l_<let> for each scalar
-let, answer, evidence (a sorted list of steps), and display_<name> (a room's display name) for each
-room-valued parameter, let and answer.
+let, answer, accepted (every correct answer, the answer first), evidence (a sorted list of steps), and
+display_<name> (a room's display name) for each room-valued parameter, let and answer.
+
+A call of a spatial primitive (dsl/primitives.py) compiles to a call of the DuckDB function qtc_<name>,
+which runtime/primitives.py registers on the connection; the SQL of such a template runs where those
+functions are registered (`qtc sql`, or any connection from runtime.store.open_store).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from . import schema
 from . import types as T
 from .check import CheckedTemplate
 from .conventions import KEYWORD_MIN_LENGTH, ORDINALS, STOPWORDS, WORD_SPLIT_REGEX
+from .primitives import PRIMITIVES
 
 HORIZON_VARIABLE = "qtc_horizon"
 CAP_VARIABLE = "qtc_max_candidates"  # at most this many parameter bindings per episode (unset: all)
@@ -112,7 +117,10 @@ class Compiler:
         evidence = self._evidence_sql()
         room_outputs = [p.name for p in t.params if checked.param_types.get(p.name) == T.ROOM]
         room_outputs += [n for n, ty in scalar_lets.items() if ty == T.ROOM]
-        ctes.append(("answerable", f"SELECT * FROM (SELECT c.*, FALSE AS adversarial, "
+        accept = f"{self.scalar(t.accept, None)} AS qtc_accept, " if t.accept is not None else ""
+        exclude = " EXCLUDE (qtc_accept)" if accept else ""
+        ctes.append(("answerable", f"SELECT *{exclude}, {self._accepted_sql()} AS accepted "
+                                   f"FROM (SELECT c.*, FALSE AS adversarial, {accept}"
                                    f"{self.scalar(t.answer, None)} AS answer, {evidence} AS evidence "
                                    f"FROM {previous} c WHERE {requires}) c WHERE c.answer IS NOT NULL"))
         parts = ["answerable"]
@@ -183,6 +191,13 @@ class Compiler:
         self.tables_used["rooms"] = schema.JERICHO_ROOMS
         return (f"(SELECT r.display_name FROM h_jericho_rooms r "
                 f"WHERE r.episode_id = c.episode_id AND r.room = {value_sql})")
+
+    def _accepted_sql(self) -> str:
+        """Every correct answer: the answer first, then the other accepted values, sorted."""
+        if self.template.accept is None:
+            return "[c.answer]"
+        return ("list_concat([c.answer], list_sort(list_distinct(list_filter(c.qtc_accept, "
+                "lambda a: a IS DISTINCT FROM c.answer))))")
 
     def _evidence_sql(self) -> str:
         lists = []
@@ -346,6 +361,10 @@ class Compiler:
             return f"({self.scalar(e.base, row_alias)}).{e.name}"
         raise AssertionError(f"not a scalar field: {e}")
 
+    def _scalar_Index(self, e: A.Index, row_alias):
+        # A list, indexed as ordinals count: 1 is the first element, -1 the last; beyond the ends, null.
+        return f"list_extract({self.scalar(e.base, row_alias)}, {self.scalar(e.index, row_alias)})"
+
     def _scalar_Unary(self, e: A.Unary, row_alias):
         operand = self.scalar(e.operand, row_alias)
         return f"(NOT {operand})" if e.op == "not" else f"(-{operand})"
@@ -372,6 +391,14 @@ class Compiler:
         if f in ("count", "exists"):
             rel = self.relation(e.args[0])
             return f"(SELECT count(*) FROM ({rel.sql}))" if f == "count" else f"(EXISTS ({rel.sql}))"
+        if f in ("count_distinct", "sum") and len(e.args) > 1:
+            rel = self.relation(e.args[0])
+            q = self.alias()
+            values = [self.scalar(a, q) for a in e.args[1:]]
+            if f == "sum":
+                return f"(SELECT coalesce(sum({values[0]}), 0) FROM ({rel.sql}) {q})"
+            present = " AND ".join(f"{v} IS NOT NULL" for v in values)
+            return f"(SELECT count(DISTINCT row({', '.join(values)})) FROM ({rel.sql}) {q} WHERE {present})"
         if f in ("count_distinct", "sum", "min", "max", "list", "mode"):
             q = self.alias()
             bag = self.bag(e.args[0])
@@ -382,6 +409,10 @@ class Compiler:
                          "list": f"coalesce(list(DISTINCT {q}.v ORDER BY {q}.v) FILTER (WHERE {q}.v IS NOT NULL), [])"}[f]
             return f"(SELECT {aggregate} FROM ({bag}) {q})"
         args = [self.scalar(a, row_alias) for a in e.args]
+        if f in PRIMITIVES:
+            # Calls the Python implementation registered in DuckDB (runtime/primitives.py).
+            options = [sql_string(e.kwargs[name].name) for name in PRIMITIVES[f].kwargs]
+            return f"{PRIMITIVES[f].sql_name}({', '.join(['c.episode_id', *args, *options])})"
         if f == "mentions":
             return f"list_contains({words_sql(args[0])}, lower({args[1]}))"
         if f == "occurrences":

@@ -18,11 +18,11 @@ from . import ast as A
 from .diagnostics import Diagnostic, did_you_mean
 
 CLAUSE_KEYWORDS = ("env", "category", "difficulty", "answer_type", "param", "let", "require",
-                   "question", "answer", "evidence", "adversarial")
+                   "question", "answer", "accept", "evidence", "adversarial")
 _CLAUSE_START = re.compile(r"^[ \t]*(%s)\b" % "|".join(CLAUSE_KEYWORDS))
 _TEMPLATE_START = re.compile(r"^template\b", re.MULTILINE)
 _MAX_RECOVERIES = 50
-_SINGLE_CLAUSES = ("env", "category", "difficulty", "answer_type", "answer")
+_SINGLE_CLAUSES = ("env", "category", "difficulty", "answer_type", "answer", "accept")
 _LIST_CLAUSES = {"param": "params", "let": "lets", "require": "requires", "question": "questions",
                  "adversarial": "adversarials"}
 
@@ -115,6 +115,9 @@ class _ToAst(Transformer):
 
     def answer_clause(self, meta, children):
         return "answer", children[0]
+
+    def accept_clause(self, meta, children):
+        return "accept", children[0]
 
     def evidence_clause(self, meta, children):
         return "evidence", list(children)

@@ -11,8 +11,10 @@ INVENTORY_KEYS: tuple[str, ...] = tuple(constants.items)
 # The player's life stats are inventory keys too; they are the ones the player starts with.
 STATS: tuple[str, ...] = tuple(k for k, v in constants.items.items() if v["initial"] > 0)
 ITEMS: tuple[str, ...] = tuple(k for k in INVENTORY_KEYS if k not in STATS)
-# What the player may step on. Player.walkable adds lava, which kills: a route never crosses it.
+# What creatures and routes walk on. The player may also enter lava (Player.walkable), which kills it:
+# a route never crosses it, but a walk may end in it.
 WALKABLE: tuple[str, ...] = tuple(constants.walkable)
+PLAYER_ENTERABLE: tuple[str, ...] = tuple(objects.Player.walkable.fget(None))
 COLLECT = constants.collect
 PLACE = constants.place
 MAKE = constants.make

@@ -22,6 +22,7 @@ from qtc.dsl import types as T
 from qtc.errors import UserError
 
 from . import crafter_data
+from .primitives import register_primitives
 from .trace_format import Episode, read_episode, trace_files
 
 DB_SUFFIX = ".duckdb"
@@ -196,6 +197,7 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
 
     A source ending in .duckdb is opened as the database itself (read-only when nothing is to be loaded
     into it); other sources are trace files or folders. Without a database the store is in memory.
+    The spatial primitives (qtc_<name>) are registered on it. Close it when done.
     """
     databases = [Path(s) for s in sources if str(s).endswith(DB_SUFFIX)]
     traces = [Path(s) for s in sources if not str(s).endswith(DB_SUFFIX)]
@@ -212,5 +214,6 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
         raise UserError(f"{databases[0]}: cannot open database: {error}") from None
     if traces or not databases:
         load_traces(con, traces)
+    register_primitives(con)
     return con
 

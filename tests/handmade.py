@@ -13,6 +13,7 @@ from qtc.dsl.check import Checker
 from qtc.dsl.compile import compile_template
 from qtc.dsl.parse import parse_source
 from qtc.dsl.render import make_environment
+from qtc.runtime.primitives import register_primitives
 
 # Jericho episode j1 (game "tiny"): rooms 10 West of House, 20 Forest, 21 Forest (a second one).
 #  step action          room before->after  inventory after      score
@@ -58,6 +59,7 @@ def make_db() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     for statement in schema.ddl():
         con.execute(statement)
+    register_primitives(con)
     con.executemany("INSERT INTO episodes (episode_id, env, game, seed, agent, n_steps, ended_by) "
                     "VALUES (?, ?, ?, 1, 'handmade', ?, 'step_limit')",
                     [("j1", "jericho", "tiny", 6), ("c1", "crafter", "crafter", 8)])

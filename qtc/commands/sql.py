@@ -36,17 +36,19 @@ def run(args: argparse.Namespace) -> int:
 
     con = open_store(*args.sources)
     try:
-        result = con.execute(args.query)
-    except duckdb.Error as error:
-        raise UserError(f"SQL error: {error}") from None
-    if result.description is None:
+        try:
+            result = con.execute(args.query)
+            if result.description is None:
+                return 0
+            table = Table(*(d[0] for d in result.description))
+            for row in result.fetchmany(args.limit):
+                table.add_row(*("NULL" if v is None else str(v) for v in row))
+            more = len(result.fetchall())
+        except duckdb.Error as error:
+            raise UserError(f"SQL error: {error}") from None
+        Console().print(table)
+        if more:
+            print(f"({more} more rows not shown; use --limit)")
         return 0
-    table = Table(*(d[0] for d in result.description))
-    rows = result.fetchmany(args.limit)
-    for row in rows:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
-    Console().print(table)
-    more = len(result.fetchall())
-    if more:
-        print(f"({more} more rows not shown; use --limit)")
-    return 0
+    finally:
+        con.close()

@@ -1,0 +1,199 @@
+"""The spatial primitives of dsl/primitives.py, registered on a DuckDB connection as vectorised
+functions `qtc_<name>(episode_id, ...)` (R4).
+
+A compiled template calls them from its one SQL statement, so they run over Arrow batches of all the
+candidates of all episodes at once. Each function reads an episode's trace tables once, through its
+own cursor, and caches what is costly per input: the map, seen cells and move distances for an
+(episode, step, cells) and the room graph for an (episode, step); many candidates share them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections import OrderedDict
+from typing import Callable
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from qtc.dsl import types as T
+from qtc.dsl.primitives import CELLS, PRIMITIVES, Primitive, sql_type
+
+from . import crafter_data
+from .grid import CrafterMaps, Nearest, bfs_distances, direction_of, nearest, walk_end
+from .room_graph import RoomGraph
+
+CACHE_SIZE = 512  # distance fields (64x64 maps) or room graphs kept per connection
+NEAREST_CACHE_SIZE = 16384  # nearest cells per (episode, step, material, cells): range questions reuse them
+
+
+def _arrow_type(ty: T.Type) -> pa.DataType:
+    if isinstance(ty, T.ListOf):
+        return pa.list_(_arrow_type(ty.element))
+    if ty == T.DISPLACEMENT:
+        return pa.struct([("dx", pa.int64()), ("dy", pa.int64())])
+    return {"BIGINT": pa.int64(), "BOOLEAN": pa.bool_(), "VARCHAR": pa.string()}[ty.storage]
+
+
+class LRU:
+    def __init__(self, size: int, compute: Callable):
+        self.size, self.compute, self.items = size, compute, OrderedDict()
+
+    def __call__(self, *key):
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        value = self.compute(*key)
+        self.items[key] = value
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return value
+
+
+class SpatialData:
+    """Per-episode spatial state read from a trace store, computed once per distinct input."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.cursor = con.cursor()
+        self.lock = threading.Lock()  # DuckDB may call the functions from several threads
+        self.crafter = LRU(CACHE_SIZE, self._load_crafter)
+        self.jericho = LRU(CACHE_SIZE, self._load_jericho)
+        self.field = LRU(CACHE_SIZE, self._distance_field)
+        self.graph = LRU(CACHE_SIZE, self._room_graph)
+        self.nearest = LRU(NEAREST_CACHE_SIZE, self._nearest)
+
+    def _rows(self, sql: str, episode: str) -> list[tuple]:
+        return self.cursor.execute(sql, [episode]).fetchall()
+
+    def _load_crafter(self, episode: str) -> CrafterMaps | None:
+        cells = self._rows("SELECT x, y, material FROM crafter_map_init WHERE episode_id = ?", episode)
+        if not cells:
+            return None
+        changes = self._rows("SELECT step, x, y, material_after FROM crafter_map_changes WHERE episode_id = ? "
+                             "ORDER BY step, x, y", episode)
+        views = self._rows("SELECT step, x, y, material FROM crafter_view WHERE episode_id = ? ORDER BY step, x, y",
+                           episode)
+        positions = self._rows("SELECT step, x_before, y_before FROM crafter_steps WHERE episode_id = ?", episode)
+        names = list(crafter_data.MATERIALS)
+        for material in sorted({row[-1] for row in cells + changes + views} - set(names)):
+            names.append(material)
+        index = {name: i for i, name in enumerate(names)}
+        width, height = max(c[0] for c in cells) + 1, max(c[1] for c in cells) + 1
+        initial = np.zeros((width, height), dtype=np.int16)
+        for x, y, material in cells:
+            initial[x, y] = index[material]
+
+        def coded(rows):
+            return np.array([(s, x, y, index[m]) for s, x, y, m in rows], dtype=np.int64).reshape(-1, 4)
+        return CrafterMaps(tuple(names), initial, coded(changes), {s: (x, y) for s, x, y in positions}, coded(views))
+
+    def _distance_field(self, episode: str, step: int, cells: str):
+        """(maps, known, materials, distances) before `step`, or None outside the episode."""
+        maps = self.crafter(episode)
+        if maps is None or step not in maps.positions:
+            return None
+        known, materials = maps.state(step, cells)
+        distances = bfs_distances(maps.passable(known, materials), maps.positions[step])
+        return maps, known, materials, distances
+
+    def _nearest(self, episode: str, step: int, material: str, cells: str) -> tuple[Nearest, tuple] | None:
+        state = self.field(episode, step, _cells(cells))
+        if state is None:
+            return None
+        maps, known, materials, distances = state
+        if material not in maps.index:
+            return None
+        found = nearest(materials, known, distances, maps.index[material], material in crafter_data.WALKABLE)
+        return None if found is None else (found, maps.positions[step])
+
+    def walk(self, episode: str, step: int, direction: str, tiles: int, cells: str) -> str | None:
+        state = self.field(episode, step, _cells(cells))
+        offset = crafter_data.MOVES.get(f"move_{direction}")
+        if state is None or offset is None or tiles < 1:
+            return None
+        maps, known, materials, _ = state
+        return walk_end(materials, known, maps.positions[step], offset, tiles, maps.names)
+
+    def _load_jericho(self, episode: str) -> list[tuple]:
+        return self._rows("SELECT step, room_before, direction, room_after, moved FROM jericho_steps "
+                          "WHERE episode_id = ? ORDER BY step", episode)
+
+    def _room_graph(self, episode: str, step: int) -> RoomGraph:
+        rows = [row for row in self.jericho(episode) if row[0] <= step]
+        return RoomGraph.from_moves([row[1] for row in rows],
+                                    [(before, direction, after) for s, before, direction, after, moved in rows
+                                     if moved and s < step])
+
+
+def _cells(cells: str) -> str:
+    if cells not in CELLS:
+        raise ValueError(f"cells must be one of {', '.join(CELLS)}, not {cells!r}")
+    return cells
+
+
+def _nearest_distance(data: SpatialData, episode, step, material, cells):
+    found = data.nearest(episode, step, material, cells)
+    return None if found is None else found[0].distance
+
+
+def _nearest_routes(data: SpatialData, episode, step, material, cells):
+    found = data.nearest(episode, step, material, cells)
+    if found is None:
+        return None
+    cells_found, (x, y) = found
+    return [{"dx": gx - x, "dy": gy - y} for gx, gy in cells_found.goals]
+
+
+def _nearest_direction(data: SpatialData, episode, step, material, cells):
+    found = data.nearest(episode, step, material, cells)
+    if found is None:
+        return None
+    cells_found, (x, y) = found
+    directions = {direction_of(tx - x, ty - y) for tx, ty in cells_found.targets}
+    return directions.pop() if len(directions) == 1 else None
+
+
+def _graph_method(method: Callable) -> Callable:
+    """A RoomGraph method as a primitive: the graph of the episode as of the step, then the method."""
+    return lambda data, episode, step, *args: method(data.graph(episode, step), *args)
+
+
+IMPLEMENTATIONS: dict[str, Callable] = {
+    "nearest_distance": _nearest_distance,
+    "nearest_routes": _nearest_routes,
+    "nearest_direction": _nearest_direction,
+    "walk_terrain": SpatialData.walk,
+    "path_length": _graph_method(RoomGraph.path_length),
+    "rooms_within": _graph_method(RoomGraph.rooms_within),
+    "reachable_within": _graph_method(RoomGraph.reachable_within),
+    "follow_moves": _graph_method(RoomGraph.follow),
+    "known_walks": _graph_method(RoomGraph.walks),
+    "closer_room": _graph_method(RoomGraph.closer),
+}
+
+
+def _vectorised(primitive: Primitive, data: SpatialData) -> Callable:
+    """The primitive over Arrow columns: one result per row, null where any input is null."""
+    row_function = IMPLEMENTATIONS[primitive.name]
+    result_type = _arrow_type(primitive.returns)
+
+    def call(*columns: pa.Array) -> pa.Array:
+        with data.lock:
+            rows = zip(*(column.to_pylist() for column in columns))
+            return pa.array([None if None in row else row_function(data, *row) for row in rows], type=result_type)
+    # DuckDB reads the arity from the signature: one column per argument, the episode id first.
+    names = ["episode_id", *(name for name, _ in primitive.args), *primitive.kwargs]
+    call.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in names])
+    return call
+
+
+def register_primitives(con: duckdb.DuckDBPyConnection) -> None:
+    """Register every primitive of dsl/primitives.py on `con` as qtc_<name>."""
+    data = SpatialData(con)
+    for primitive in PRIMITIVES.values():
+        parameters = ["VARCHAR", *(sql_type(ty) for _, ty in primitive.args), *["VARCHAR"] * len(primitive.kwargs)]
+        con.create_function(primitive.sql_name, _vectorised(primitive, data), parameters,
+                            sql_type(primitive.returns), type="arrow", null_handling="special", side_effects=False)
