@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from . import ast as A
 from . import schema
 from . import types as T
-from .check import CheckedTemplate
+from .check import CheckedTemplate, walk
 from .conventions import KEYWORD_MIN_LENGTH, ORDINALS, STOPWORDS, WORD_SPLIT_REGEX
 from .primitives import PRIMITIVES
 
@@ -148,10 +148,27 @@ class Compiler:
         horizon += [(f"h_{table.sql_name}", self._horizon_cut(table)) for table in self.tables_used.values()]
         body = ",\n".join(f"{name} AS (\n  {sql}\n)" for name, sql in horizon + ctes)
         header = (f"-- qtc template {t.id} ({checked.env}, {checked.category}, answer {checked.answer_type})\n"
-                  f"-- from {t.path}; horizon: SET VARIABLE {HORIZON_VARIABLE} = N; (unset: whole episodes)\n")
+                  f"-- from {t.path}; horizon: SET VARIABLE {HORIZON_VARIABLE} = N; (unset: whole episodes)\n"
+                  + "".join(f"-- calls Python primitive {call}\n" for call in self._primitive_calls()))
         return CompiledTemplate(t.id, checked.env, checked.category, checked.answer_type, checked.difficulty,
                                 f"{header}WITH {body}\n{final};\n", dict(checked.param_types), scalar_lets,
                                 room_outputs, checked)
+
+    def _primitive_calls(self) -> list[str]:
+        """Where the template calls a spatial primitive: 'qtc_<name>(...) in <clause> (line N)'."""
+        t = self.template
+        clauses = [(f"param {p.name}", root) for p in t.params for root in (p.domain, p.condition) if root]
+        clauses += [(f"let {let.name}", let.expr) for let in t.lets] + [("require", r) for r in t.requires]
+        clauses += [("answer", t.answer), ("accept", t.accept)] + [("evidence", e) for e in t.evidence]
+        calls = []
+        for clause, root in clauses:
+            for node in walk(root) if root is not None else ():
+                if isinstance(node, A.Call) and node.function in PRIMITIVES:
+                    primitive = PRIMITIVES[node.function]
+                    arguments = ", ".join(["episode_id", *(n for n, _ in primitive.args), *primitive.kwargs])
+                    calls.append(f"{primitive.sql_name}({arguments}) in {clause} (line {node.span.line}); "
+                                 f"registered by qtc (runtime/primitives.py)")
+        return calls
 
     def _param_ctes(self, prefix: str, params: list[A.Param], adversarial: A.Adversarial | None):
         ctes = []

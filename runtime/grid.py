@@ -1,16 +1,8 @@
 """Spatial primitives over Crafter's grid: the map as it was before a step, what the player had seen
 of it, breadth-first search to the nearest cell of a material, and walks.
 
-Definitions (docs/spatial.md holds them for template authors):
-- "At step t" is the state before the action of step t: the player's position (x_before, y_before),
-  and the map with the changes of steps 1..t-1 applied.
-- Cells the player has seen by step t are those in its view after steps 0..t-1; a seen cell has the
-  material it had when the player last saw it.
-- A route walks over Crafter's walkable materials only (crafter.constants.walkable, by name; never
-  lava, which the game lets the player enter and which kills). Creatures are not obstacles.
-- Reaching a material: standing on a cell of it if it is walkable, otherwise standing on a walkable cell
-  next to one (left, right, up or down); facing it from there is one more move toward it that does
-  not change position and is not counted. The distance is the number of moves that change position.
+Every definition used here (before step t, seen cells, walkability, reaching, distance, route,
+direction, walk) is written once in CONVENTIONS.md, section Space.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Spatial primitives over a Jericho episode's room graph: the rooms joined by the moves the player
 actually made, as known before a step.
 
-Definitions (docs/spatial.md holds them for template authors):
-- The graph as of step t holds one directed edge (room before, direction, room after) for every step
-  s < t whose action changed the room. Only moves made are known: the way back is an edge only if the
-  player took it. A move whose command named no direction (`enter`, `climb`) is an edge without a
-  direction: it counts for distances, but a sequence of directions cannot follow it.
-- A distance is the fewest moves along known edges. Where the graph cannot decide (a room never
-  reached, a direction never taken from a room, or one taken with different outcomes) the answer is
-  None, unknowable: never "no".
+Every definition used here (the graph as of step t, distances, unknowable answers) is written once in
+CONVENTIONS.md, section Space. Where the graph cannot decide, a method returns None: unknowable.
 """
 
 from __future__ import annotations
