@@ -53,6 +53,9 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("walk_terrain", "crafter", (("t", T.STEP), ("direction", T.DIRECTION), ("tiles", T.INTEGER)),
               T.MATERIAL, "the terrain underfoot after walking that many tiles that way from before step t",
               _CELLS),
+    # Cells next to the player are always in its view, so what it saw and the true map agree there.
+    Primitive("next_to", "crafter", (("t", T.STEP), ("material", T.MATERIAL)), T.BOOLEAN,
+              "whether a cell left, right, above or below the player before step t is of the material"),
     Primitive("path_length", "jericho", (("t", T.STEP), ("source", T.ROOM), ("target", T.ROOM)), T.INTEGER,
               "the fewest known moves from one room to another, with the moves made before step t"),
     Primitive("rooms_within", "jericho", (("t", T.STEP), ("room", T.ROOM), ("moves", T.INTEGER)), T.INTEGER,

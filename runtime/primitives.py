@@ -22,7 +22,7 @@ from qtc.dsl import types as T
 from qtc.dsl.primitives import CELLS, PRIMITIVES, Primitive, sql_type
 
 from . import crafter_data
-from .grid import CrafterMaps, Nearest, bfs_distances, direction_of, nearest, walk_end
+from .grid import CrafterMaps, Nearest, bfs_distances, direction_of, nearest, next_to, walk_end
 from .room_graph import RoomGraph
 
 CACHE_SIZE = 512  # distance fields (64x64 maps) or room graphs kept per connection
@@ -116,6 +116,15 @@ class SpatialData:
         maps, known, materials, _ = state
         return walk_end(materials, known, maps.positions[step], offset, tiles, maps.names)
 
+    def next_to(self, episode: str, step: int, material: str) -> bool | None:
+        state = self.field(episode, step, "all")
+        if state is None:
+            return None
+        maps, _, materials, _ = state
+        if material not in maps.index:
+            return False
+        return bool(next_to(materials == maps.index[material])[maps.positions[step]])
+
     def _load_jericho(self, episode: str) -> list[tuple]:
         return self._rows("SELECT step, room_before, direction, room_after, moved FROM jericho_steps "
                           "WHERE episode_id = ? ORDER BY step", episode)
@@ -165,6 +174,7 @@ IMPLEMENTATIONS: dict[str, Callable] = {
     "nearest_routes": _nearest_routes,
     "nearest_direction": _nearest_direction,
     "walk_terrain": SpatialData.walk,
+    "next_to": SpatialData.next_to,
     "path_length": _graph_method(RoomGraph.path_length),
     "rooms_within": _graph_method(RoomGraph.rooms_within),
     "reachable_within": _graph_method(RoomGraph.reachable_within),

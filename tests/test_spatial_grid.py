@@ -241,6 +241,9 @@ def test_recorded_episode_against_the_live_map(crafter_recording, trace_db):
             got = trace_db.execute("SELECT qtc_nearest_distance(?, ?, ?, 'all')",
                                    [episode, step + 1, material]).fetchall()[0][0]
             assert got == (None if expected is None else expected[0]), (step, material)
+            beside = any(0 <= start[0] + dx < materials.shape[0] and 0 <= start[1] + dy < materials.shape[1]
+                         and live[start[0] + dx, start[1] + dy] == material for dx, dy in NEIGHBOURS)
+            assert trace_db.execute("SELECT qtc_next_to(?, ?, ?)", [episode, step + 1, material]).fetchall()[0][0] == beside
             on_initial = brute_nearest(initial, everything, start, material, initial_distances)
             differs_from_initial |= on_initial != expected
     # The episode fells trees and places a table: answers on the map as it was differ from the reset map.
