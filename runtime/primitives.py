@@ -19,13 +19,14 @@ import numpy as np
 import pyarrow as pa
 
 from qtc.dsl import types as T
-from qtc.dsl.primitives import CELLS, PRIMITIVES, Primitive, sql_type
+from qtc.dsl.primitives import PRIMITIVES, Primitive, sql_type
 
 from . import crafter_data
-from .grid import CrafterMaps, Nearest, bfs_distances, direction_of, nearest, next_to, walk_end
+from .grid import CrafterMaps
 from .room_graph import RoomGraph
 
-CACHE_SIZE = 512  # distance fields (64x64 maps) or room graphs kept per connection
+# Episodes (about 0.5 MB of map history per 200 Crafter steps) and room graphs kept per connection.
+CACHE_SIZE = 512
 NEAREST_CACHE_SIZE = 16384  # nearest cells per (episode, step, material, cells): range questions reuse them
 
 
@@ -60,9 +61,10 @@ class SpatialData:
         self.lock = threading.Lock()  # DuckDB may call the functions from several threads
         self.crafter = LRU(CACHE_SIZE, self._load_crafter)
         self.jericho = LRU(CACHE_SIZE, self._load_jericho)
-        self.field = LRU(CACHE_SIZE, self._distance_field)
         self.graph = LRU(CACHE_SIZE, self._room_graph)
-        self.nearest = LRU(NEAREST_CACHE_SIZE, self._nearest)
+        # Range questions ask the same (step, material) for many candidates.
+        self.nearest = LRU(NEAREST_CACHE_SIZE, _maps_method(CrafterMaps.nearest, self))
+
 
     def _rows(self, sql: str, episode: str) -> list[tuple]:
         return self.cursor.execute(sql, [episode]).fetchall()
@@ -89,42 +91,6 @@ class SpatialData:
             return np.array([(s, x, y, index[m]) for s, x, y, m in rows], dtype=np.int64).reshape(-1, 4)
         return CrafterMaps(tuple(names), initial, coded(changes), {s: (x, y) for s, x, y in positions}, coded(views))
 
-    def _distance_field(self, episode: str, step: int, cells: str):
-        """(maps, known, materials, distances) before `step`, or None outside the episode."""
-        maps = self.crafter(episode)
-        if maps is None or step not in maps.positions:
-            return None
-        known, materials = maps.state(step, cells)
-        distances = bfs_distances(maps.passable(known, materials), maps.positions[step])
-        return maps, known, materials, distances
-
-    def _nearest(self, episode: str, step: int, material: str, cells: str) -> tuple[Nearest, tuple] | None:
-        state = self.field(episode, step, _cells(cells))
-        if state is None:
-            return None
-        maps, known, materials, distances = state
-        if material not in maps.index:
-            return None
-        found = nearest(materials, known, distances, maps.index[material], material in crafter_data.WALKABLE)
-        return None if found is None else (found, maps.positions[step])
-
-    def walk(self, episode: str, step: int, direction: str, tiles: int, cells: str) -> str | None:
-        state = self.field(episode, step, _cells(cells))
-        offset = crafter_data.MOVES.get(f"move_{direction}")
-        if state is None or offset is None or tiles < 1:
-            return None
-        maps, known, materials, _ = state
-        return walk_end(materials, known, maps.positions[step], offset, tiles, maps.names)
-
-    def next_to(self, episode: str, step: int, material: str) -> bool | None:
-        state = self.field(episode, step, "all")
-        if state is None:
-            return None
-        maps, _, materials, _ = state
-        if material not in maps.index:
-            return False
-        return bool(next_to(materials == maps.index[material])[maps.positions[step]])
-
     def _load_jericho(self, episode: str) -> list[tuple]:
         return self._rows("SELECT step, room_before, direction, room_after, moved FROM jericho_steps "
                           "WHERE episode_id = ? ORDER BY step", episode)
@@ -136,32 +102,21 @@ class SpatialData:
                                      if moved and s < step])
 
 
-def _cells(cells: str) -> str:
-    if cells not in CELLS:
-        raise ValueError(f"cells must be one of {', '.join(CELLS)}, not {cells!r}")
-    return cells
+def _maps_method(method: Callable, data: SpatialData | None = None) -> Callable:
+    """A CrafterMaps method as a function of (data, episode, ...): the episode's maps, then the method
+    (None without a map). Given `data`, a function of (episode, ...)."""
+    def call(data: SpatialData, episode, *args):
+        maps = data.crafter(episode)
+        return None if maps is None else method(maps, *args)
+    return call if data is None else (lambda episode, *args: call(data, episode, *args))
 
 
-def _nearest_distance(data: SpatialData, episode, step, material, cells):
-    found = data.nearest(episode, step, material, cells)
-    return None if found is None else found[0].distance
-
-
-def _nearest_routes(data: SpatialData, episode, step, material, cells):
-    found = data.nearest(episode, step, material, cells)
-    if found is None:
-        return None
-    cells_found, (x, y) = found
-    return [{"dx": gx - x, "dy": gy - y} for gx, gy in cells_found.goals]
-
-
-def _nearest_direction(data: SpatialData, episode, step, material, cells):
-    found = data.nearest(episode, step, material, cells)
-    if found is None:
-        return None
-    cells_found, (x, y) = found
-    directions = {direction_of(tx - x, ty - y) for tx, ty in cells_found.targets}
-    return directions.pop() if len(directions) == 1 else None
+def _nearest_answer(convert: Callable) -> Callable:
+    """A primitive reading one part of the cached nearest-cells answers."""
+    def part(data: SpatialData, episode, step, material, cells):
+        found = data.nearest(episode, step, material, cells)
+        return None if found is None else convert(found)
+    return part
 
 
 def _graph_method(method: Callable) -> Callable:
@@ -170,11 +125,11 @@ def _graph_method(method: Callable) -> Callable:
 
 
 IMPLEMENTATIONS: dict[str, Callable] = {
-    "nearest_distance": _nearest_distance,
-    "nearest_routes": _nearest_routes,
-    "nearest_direction": _nearest_direction,
-    "walk_terrain": SpatialData.walk,
-    "next_to": SpatialData.next_to,
+    "nearest_distance": _nearest_answer(lambda found: found.distance),
+    "nearest_routes": _nearest_answer(lambda found: [{"dx": dx, "dy": dy} for dx, dy in found.routes]),
+    "nearest_direction": _nearest_answer(lambda found: found.direction),
+    "walk_terrain": _maps_method(CrafterMaps.walk),
+    "next_to": _maps_method(CrafterMaps.beside),
     "path_length": _graph_method(RoomGraph.path_length),
     "rooms_within": _graph_method(RoomGraph.rooms_within),
     "reachable_within": _graph_method(RoomGraph.reachable_within),
@@ -190,9 +145,14 @@ def _vectorised(primitive: Primitive, data: SpatialData) -> Callable:
     result_type = _arrow_type(primitive.returns)
 
     def call(*columns: pa.Array) -> pa.Array:
+        rows = list(zip(*(column.to_pylist() for column in columns)))
+        results = [None] * len(rows)
         with data.lock:
-            rows = zip(*(column.to_pylist() for column in columns))
-            return pa.array([None if None in row else row_function(data, *row) for row in rows], type=result_type)
+            # In (episode, step) order, so that each episode's state before a step is built once.
+            for index in sorted(range(len(rows)), key=lambda i: tuple("" if v is None else str(v) for v in rows[i][:2])):
+                if None not in rows[index]:
+                    results[index] = row_function(data, *rows[index])
+        return pa.array(results, type=result_type)
     # DuckDB reads the arity from the signature: one column per argument, the episode id first.
     names = ["episode_id", *(name for name, _ in primitive.args), *primitive.kwargs]
     call.__signature__ = inspect.Signature(

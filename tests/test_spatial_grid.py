@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qtc.runtime import crafter_data
-from qtc.runtime.grid import UNREACHED, CrafterMaps, bfs_distances, direction_of, nearest, walk_end
+from qtc.runtime.grid import CrafterMaps, MapState, nearest, walk_end
 
 NAMES = crafter_data.MATERIALS
 ID = {name: i for i, name in enumerate(NAMES)}
@@ -86,17 +86,24 @@ def test_nearest_matches_brute_force(grid, material, everything_known):
     if everything_known:
         known = np.ones_like(known)
     maps = CrafterMaps(NAMES, materials, np.zeros((0, 4), dtype=np.int64), {1: start}, np.zeros((0, 4), dtype=np.int64))
-    distances = bfs_distances(maps.passable(known, materials), start)
-    expected_distances = brute_distances(brute_passable(materials, known), start)
-    reached = {tuple(c) for c in np.argwhere(distances != UNREACHED).tolist()}
-    assert reached == set(expected_distances)
-    assert all(distances[c] == d for c, d in expected_distances.items())
-    found = nearest(materials, known, distances, ID[material], material in crafter_data.WALKABLE)
-    expected = brute_nearest(materials, known, start, material, expected_distances)
+    found = nearest(MapState(known, materials, maps.passable(known, materials)), start, ID[material],
+                    material in crafter_data.WALKABLE)
+    expected = brute_nearest(materials, known, start, material)
     if expected is None:
         assert found is None
     else:
         assert (found.distance, list(found.goals), list(found.targets)) == expected
+    if everything_known:  # the answers a template reads, through the episode's maps
+        answers = maps.nearest(1, material, "all")
+        if expected is None:
+            assert answers is None
+        else:
+            distance, goals, targets = expected
+            ways = {("right" if tx > start[0] else "left") if abs(tx - start[0]) > abs(ty - start[1]) else
+                    ("down" if ty > start[1] else "up") if abs(ty - start[1]) > abs(tx - start[0]) else None
+                    for tx, ty in targets}
+            assert (answers.distance, answers.routes, answers.direction) == (
+                distance, [(gx - start[0], gy - start[1]) for gx, gy in goals], ways.pop() if len(ways) == 1 else None)
 
 
 def crafter_walk(materials, start, direction: str, tiles: int):
@@ -149,15 +156,8 @@ def maps_of(text: str, position, changes=(), views=()) -> CrafterMaps:
 
 
 def answers(maps: CrafterMaps, step: int, material: str, cells: str = "all"):
-    known, materials = maps.state(step, cells)
-    start = maps.positions[step]
-    found = nearest(materials, known, bfs_distances(maps.passable(known, materials), start), ID[material],
-                    material in crafter_data.WALKABLE)
-    if found is None:
-        return None
-    routes = [(gx - start[0], gy - start[1]) for gx, gy in found.goals]
-    directions = {direction_of(tx - start[0], ty - start[1]) for tx, ty in found.targets}
-    return found.distance, routes, directions.pop() if len(directions) == 1 else None
+    found = maps.nearest(step, material, cells)
+    return None if found is None else (found.distance, found.routes, found.direction)
 
 
 def test_hand_drawn_map_answers():
@@ -215,8 +215,7 @@ T.S..
 """
     row_seen = [(0, x, 0, ID[LEGEND[c]]) for x, c in enumerate("..S..")]
     maps = maps_of(wall, (4, 0), views=row_seen + [(0, 0, 1, ID["tree"])])
-    known, _ = maps.seen_before(1)
-    assert known.sum() == 6
+    assert maps.state(1, "seen").known.sum() == 6
     assert answers(maps, 1, "tree", "seen") is None  # the tree was seen, but no seen way leads to it
     assert answers(maps, 1, "tree", "all") == (6, [(-4, 2), (-3, 1)], "left")
 
