@@ -1,0 +1,118 @@
+"""The whole tool in one command: record episodes, generate a QA set, show some of its questions.
+
+Records one Crafter episode with the scripted agent (seed 1, 200 steps) and, if a Jericho story file is
+given or found, one Jericho episode with the walkthrough agent (200 steps, without the valid-action
+finder, which costs a fraction of a second per step). Then `qtc generate` loads both, compiles the
+standard library and writes a balanced QA set; a few of its questions are printed with their answers
+and evidence. Each stage is a qtc command, printed before it runs, so the demo is also a list of
+commands to copy. Episodes already recorded in OUT are kept, so a second run only generates.
+
+Story files are not distributed with qtc. The demo uses --rom PATH, else the first zork1.z5 found in
+$QTC_ROMS, ./roms and ../shared/roms; with none, it says so and does Crafter only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from pathlib import Path
+
+from qtc.errors import UserError
+from qtc.runtime.qa_files import summary_path
+from qtc.runtime.sampling import seeded_key
+
+from . import generate, play
+
+COMMAND = "demo"
+HELP = "record a Crafter (and a Jericho) episode, generate a QA set and show some questions"
+EXAMPLES = """examples:
+  qtc demo
+  qtc demo --rom ../shared/roms/zork1.z5 --out out/demo
+"""
+
+ROM_NAME = "zork1.z5"
+ROMS_VARIABLE = "QTC_ROMS"
+STEPS = 200
+CRAFTER_SEED = 1
+SEED = 42
+QUESTIONS_PER_TEMPLATE = 10
+QUESTIONS_PER_CATEGORY = 40
+EVIDENCE_SHOWN = 8
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=Path("out") / "demo",
+                        help="folder for the traces and the QA set (default out/demo)")
+    parser.add_argument("--rom", type=Path, help=f"Jericho story file (default: {ROM_NAME} in "
+                                                 f"${ROMS_VARIABLE}, ./roms or ../shared/roms, if there)")
+
+
+def rom_folders() -> list[Path]:
+    """Where the demo looks for a story file when none is given, in order."""
+    from_environment = [Path(os.environ[ROMS_VARIABLE])] if os.environ.get(ROMS_VARIABLE) else []
+    return from_environment + [Path("roms"), Path("..") / "shared" / "roms"]
+
+
+def find_rom() -> Path | None:
+    return next((folder / ROM_NAME for folder in rom_folders() if (folder / ROM_NAME).is_file()), None)
+
+
+def run_command(module, argv: list[str]) -> None:
+    """Run a qtc subcommand in-process, parsed by its own parser, after printing it as a user would type it."""
+    print(f"\n$ qtc {module.COMMAND} {shlex.join(argv)}", flush=True)
+    parser = argparse.ArgumentParser(prog=f"qtc {module.COMMAND}")
+    module.add_arguments(parser)
+    status = module.run(parser.parse_args(argv))
+    if status:
+        raise UserError(f"qtc {module.COMMAND} exited with status {status}")
+
+
+def run(args: argparse.Namespace) -> int:
+    traces, qa = args.out / "traces", args.out / "qa.jsonl"
+    run_command(play, ["crafter", "--agent", "scripted", "--seed", str(CRAFTER_SEED), "--max-steps", str(STEPS),
+                       "--out", str(traces)])
+    rom = args.rom or find_rom()
+    if rom is None:
+        folders = ", ".join(str(folder) for folder in rom_folders())
+        print(f"\nno Jericho story file found (looked for {ROM_NAME} in {folders}); Crafter only. "
+              "Give one with --rom PATH.")
+    else:
+        run_command(play, ["jericho", "--rom", str(rom), "--agent", "walkthrough", "--max-steps", str(STEPS),
+                           "--no-valid-actions", "--out", str(traces)])
+    run_command(generate, ["--traces", str(traces), "--seed", str(SEED),
+                           "--max-per-template", str(QUESTIONS_PER_TEMPLATE),
+                           "--per-category", str(QUESTIONS_PER_CATEGORY), "--out", str(qa)])
+    records = [json.loads(line) for line in qa.read_text(encoding="utf-8").splitlines()]
+    print(f"\nsample questions ({len(records)} in {qa}):")
+    for record in samples(records):
+        print(f"\n  [{record['category']}, {record['template_id']}, {record['episode_id']}]")
+        print(f"  Q: {record['question']}")
+        print(f"  A: {record['answer']}")
+        print(f"     evidence: {evidence_text(record['evidence'])}")
+    print(f"\nfiles:\n  traces     {traces}/\n  questions  {qa}\n  summary    {summary_path(qa)}")
+    print(f"\nnext:\n  qtc sql \"SELECT q.question, q.answer, s.action FROM read_json_auto('{qa}') q "
+          f"JOIN crafter_steps s ON s.episode_id = q.episode_id AND s.step = q.evidence[1] "
+          f"WHERE q.template_id = 'crafter.action_at' LIMIT 3\" {traces}"
+          f"\n  qtc generate --traces {traces} --horizon 100 --out {args.out / 'qa-h100.parquet'}")
+    return 0
+
+
+def samples(records: list[dict]) -> list[dict]:
+    """One answerable question per category, in category order, then one adversarial; chosen by the seed."""
+    answerable, adversarial = {}, []
+    for record in sorted(records, key=lambda r: seeded_key(SEED, "sample", r["id"])):
+        if record["adversarial"]:
+            adversarial.append(record)
+        else:
+            answerable.setdefault(record["category"], record)
+    return [answerable[category] for category in sorted(answerable)] + adversarial[:1]
+
+
+def evidence_text(steps: list[int]) -> str:
+    if not steps:
+        return "none (a false premise: the thing asked about never happened)"
+    shown = ", ".join(map(str, steps[:EVIDENCE_SHOWN]))
+    more = f" and {len(steps) - EVIDENCE_SHOWN} more" if len(steps) > EVIDENCE_SHOWN else ""
+    return f"step{'s' if len(steps) > 1 else ''} {shown}{more}"

@@ -1,0 +1,116 @@
+"""Generate a QA set: every template over every recorded episode, sampled, balanced and checked.
+
+Each template runs once over all episodes of its env. Its candidates (bindings whose preconditions
+hold) are sampled with the seed, spread over episodes, rendered and checked against the QA format
+(docs/qa-format.md), then capped per template and per category. The same traces, templates, options
+and seed give byte-identical output, whatever the order of the files.
+
+With --horizon N every question, its parameter domains, answer and evidence use steps 1..N only.
+Adversarial questions (a false premise, answered `not answerable`) make at most --adversarial-ratio
+of each template's questions; each one's premise is checked false on its trace within the horizon,
+and candidates whose premise turns out true are dropped and counted. A summary per category and
+template is printed and written as JSON beside the output (qa.jsonl -> qa.summary.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from qtc.runtime.generate import STANDARD_LIBRARY, Generation, Options, generate
+from qtc.runtime.qa_files import check_output_path, summary_path, write_qa, write_summary
+
+SUMMARY_WIDTH = 140  # the tables' width when the output is not a terminal (rich would use 80)
+COMMAND = "generate"
+HELP = "generate a QA set (JSONL or Parquet) from recorded episodes and templates"
+EXAMPLES = """examples:
+  qtc generate --traces traces/ --out qa.jsonl
+  qtc generate --traces traces/ --templates templates/crafter --seed 7 --max-per-template 50 --per-category 120
+  qtc generate --traces traces/ --horizon 100 --adversarial-ratio 0.3 --out qa-h100.parquet
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--traces", nargs="+", required=True, metavar="PATH",
+                        help="trace files, folders of them, or a .duckdb database made by qtc load")
+    parser.add_argument("--templates", nargs="+", type=Path, default=[STANDARD_LIBRARY], metavar="PATH",
+                        help=".qtpl files or folders (default: the standard library)")
+    parser.add_argument("--seed", type=int, default=42, help="sampling seed (default 42)")
+    parser.add_argument("--max-per-template", type=int, default=100, metavar="N",
+                        help="at most N questions per template (default 100)")
+    parser.add_argument("--per-category", type=int, metavar="N",
+                        help="at most N questions per category, shared evenly among its templates (default: no cap)")
+    parser.add_argument("--horizon", type=int, metavar="N", help="use steps 1..N of every episode only")
+    parser.add_argument("--adversarial-ratio", type=float, default=0.2, metavar="R",
+                        help="at most this share of a template's questions are adversarial (default 0.2)")
+    parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
+                        help="output file, .jsonl or .parquet (default qa.jsonl)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no tables")
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
+    options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates), args.seed, args.max_per_template,
+                      args.per_category, args.horizon, args.adversarial_ratio)
+    console = Console(stderr=True)
+    columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TextColumn("template x episode runs"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, disable=args.quiet or not console.is_terminal) as progress:
+        task = progress.add_task("generating", total=None)
+        generation = generate(options, lambda done, total: progress.update(task, completed=done, total=total))
+    start = time.perf_counter()
+    write_qa(args.out, generation.records)
+    summary = summary_path(args.out)
+    write_summary(summary, generation.summary())
+    generation.timings["write"] = time.perf_counter() - start
+    if not args.quiet:
+        print_summary(generation)
+    for report in generation.templates:
+        for message in report.invalid:
+            print(f"qtc generate: warning: a record broke the QA format and was dropped: {message}", file=sys.stderr)
+    adversarial = sum(r["adversarial"] for r in generation.records)
+    print(f"wrote {len(generation.records)} questions ({adversarial} adversarial) to {args.out}; summary in {summary}")
+    return 0
+
+
+def print_summary(generation: Generation) -> None:
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, SUMMARY_WIDTH)
+    summary = generation.summary()
+    categories = _table("questions per category", "category", "templates", "asked", "candidates", "questions",
+                        "adversarial")
+    for c in summary["categories"]:
+        categories.add_row(c["category"], *(str("-" if c[k] is None else c[k]) for k in
+                                            ("templates", "asked", "candidates", "questions", "adversarial")))
+    console.print(categories)
+    templates = _table("questions per template", "template", "episodes", "asked", "candidates", "false premises",
+                       "dropped", "questions", "adversarial", "limited by")
+    for t in generation.templates:
+        templates.add_row(t.template_id, *map(str, (t.episodes, t.asked, t.candidates, t.adversarial_candidates,
+                                                    t.adversarial_dropped, t.questions, t.adversarial_questions)),
+                          t.limited_by)
+    console.print(templates)
+    for t in generation.templates:
+        if t.episodes_without_candidates:
+            shown = ", ".join(t.episodes_without_candidates[:3])
+            more = len(t.episodes_without_candidates) - 3
+            console.print(f"{t.template_id}: no candidates on {len(t.episodes_without_candidates)} of {t.episodes} "
+                          f"episode(s): {shown}{f' and {more} more' if more > 0 else ''}", soft_wrap=True)
+    times = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in generation.timings.items())
+    console.print(f"time: {times}")
+
+
+def _table(title: str, *columns: str) -> Table:
+    """A table whose first column is a name (left-aligned) and the others numbers, but a last text column."""
+    table = Table(title=title)
+    for position, column in enumerate(columns):
+        text = position == 0 or column == "limited by"
+        table.add_column(column, justify="left" if text else "right", no_wrap=position == 0)
+    return table

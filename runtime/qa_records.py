@@ -1,0 +1,133 @@
+"""QA records (docs/qa-format.md): one candidate row of a compiled template to one question record.
+
+The answer is the template's computed answer, rendered by answer_text (rooms by display name); the
+question is one of the template's surface variants, chosen by the seed and the question's id. A
+record is checked against the format before it is written; one that fails is not a question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+import jinja2
+
+from qtc.dsl.compile import CompiledTemplate
+from qtc.dsl.render import RenderError, answer_text, render_question
+
+from .sampling import seeded_index
+
+NOT_ANSWERABLE = "not answerable"
+FIELDS = ("id", "episode_id", "env", "game", "template_id", "category", "difficulty", "answer_type", "question",
+          "answer", "accepted_answers", "adversarial", "bindings", "evidence", "horizon", "seed", "template_hash")
+
+
+class InvalidRecord(Exception):
+    """A record that breaks the QA format: a bug upstream, never written."""
+
+
+@dataclass(frozen=True)
+class EpisodeInfo:
+    env: str
+    game: str
+    n_steps: int
+
+
+def canonical_json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def binding_text(value) -> str:
+    """A parameter value as canonical text: numbers as digits, booleans as true/false, text as it is."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def question_id(template_id: str, episode_id: str, adversarial: bool, bindings: dict[str, str]) -> str:
+    return short_hash(canonical_json([template_id, episode_id, adversarial, bindings]))
+
+
+class RecordMaker:
+    """Turns the rows of one compiled template into question records."""
+
+    def __init__(self, compiled: CompiledTemplate, episodes: dict[str, EpisodeInfo], horizon: int | None,
+                 seed: int, jinja_env: jinja2.Environment):
+        self.compiled = compiled
+        self.episodes = episodes
+        self.horizon = horizon
+        self.seed = seed
+        self.jinja_env = jinja_env
+        self.template_hash = short_hash(compiled.checked.template.source)
+        self.questions = [q.text for q in compiled.checked.template.questions]
+
+    def bindings(self, row: dict) -> dict[str, str]:
+        return {name: binding_text(row["p_" + name]) for name in self.compiled.params}
+
+    def row_id(self, row: dict) -> str:
+        return question_id(self.compiled.id, row["episode_id"], row["adversarial"], self.bindings(row))
+
+    def _variables(self, row: dict) -> dict:
+        """The question's Jinja variables: parameters and scalar lets, rooms by display name."""
+        variables = {}
+        for name in self.compiled.checked.jinja_variables:
+            column = ("display_" if name in self.compiled.room_outputs else
+                      "p_" if name in self.compiled.params else "l_") + name
+            if row.get(column) is None:
+                raise RenderError(f"'{name}' has no value")
+            variables[name] = row[column]
+        return variables
+
+    def _answers(self, row: dict) -> list[str]:
+        """The canonical answer, then every other accepted one (the template's `accept` clause)."""
+        if row["adversarial"]:
+            return [NOT_ANSWERABLE]
+        if self.compiled.answer_type == "location":
+            # Only the answer's room has a display name among the columns; rooms are shown by name.
+            return [row["display_answer"]]
+        values = [row["answer"], *(row.get("accepted") or [])]
+        return list(dict.fromkeys(answer_text(self.compiled.answer_type, value) for value in values))
+
+    def make(self, row: dict, qid: str) -> dict:
+        """The record of a candidate row whose id is `qid`; raises RenderError or InvalidRecord."""
+        episode = self.episodes[row["episode_id"]]
+        text = self.questions[seeded_index(self.seed, len(self.questions), "question", qid)]
+        answers = self._answers(row)
+        record = {
+            "id": qid, "episode_id": row["episode_id"], "env": episode.env, "game": episode.game,
+            "template_id": self.compiled.id, "category": self.compiled.category,
+            "difficulty": self.compiled.difficulty, "answer_type": self.compiled.answer_type,
+            "question": render_question(self.jinja_env, text, self._variables(row)),
+            "answer": answers[0], "accepted_answers": answers, "adversarial": bool(row["adversarial"]),
+            "bindings": self.bindings(row), "evidence": list(row["evidence"] or []),
+            "horizon": self.horizon, "seed": self.seed, "template_hash": self.template_hash,
+        }
+        check_record(record, min(episode.n_steps, self.horizon or episode.n_steps))
+        return record
+
+
+def check_record(record: dict, last_step: int) -> None:
+    """Raise InvalidRecord if `record` breaks the QA format or cites a step after `last_step`."""
+    problem = _problem(record, last_step)
+    if problem:
+        raise InvalidRecord(f"{record['template_id']} on {record['episode_id']}: {problem}")
+
+
+def _problem(record: dict, last_step: int) -> str | None:
+    answer, evidence = record["answer"], record["evidence"]
+    if not isinstance(answer, str) or not answer.strip():
+        return f"answer {answer!r} is not a text"
+    if (answer == NOT_ANSWERABLE) != record["adversarial"]:
+        return f"answer '{answer}' with adversarial = {record['adversarial']}"
+    if record["adversarial"] and evidence:
+        return f"an adversarial question has evidence {evidence}"
+    if not record["adversarial"] and not evidence:
+        return "an answerable question has no evidence"
+    if evidence != sorted(set(evidence)) or not all(isinstance(s, int) and 0 <= s <= last_step for s in evidence):
+        return f"evidence {evidence} is not a sorted list of distinct steps in 0..{last_step}"
+    return None

@@ -1,0 +1,81 @@
+"""Seeded choices for question generation that do not depend on the order anything arrives in.
+
+Every choice is made from a SHA-256 of the seed and stable names (template id, episode id, question
+id), never from an RNG's call order, a set's order or the order of files on disk: the same inputs and
+seed make the same choices, whatever order the rows come in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections import defaultdict
+from typing import Callable, Iterable, Iterator, TypeVar
+
+Item = TypeVar("Item")
+
+
+def seeded_key(seed: int, *names: str) -> str:
+    """A sort key: the hex SHA-256 of the seed and the names."""
+    return hashlib.sha256("\x1f".join([str(seed), *names]).encode("utf-8")).hexdigest()
+
+
+def seeded_index(seed: int, size: int, *names: str) -> int:
+    """An index in range(size) chosen by the seed and the names."""
+    return int(seeded_key(seed, *names), 16) % size
+
+
+def spread_over_episodes(items: Iterable[Item], episode_of: Callable[[Item], str], key_of: Callable[[Item], str],
+                         seed: int, scope: str) -> list[Item]:
+    """The items in a seeded order that takes one from each episode in turn.
+
+    Each episode's items are shuffled by `key_of` (a seeded key); the episodes themselves come in an
+    order seeded by `scope` (a template id), so that a cap on the list's length spreads the questions
+    over as many episodes as it can and no episode comes first for every template.
+    """
+    by_episode: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        by_episode[episode_of(item)].append(item)
+    episodes = sorted(by_episode, key=lambda episode: seeded_key(seed, scope, episode))
+    queues = [sorted(by_episode[episode], key=key_of) for episode in episodes]
+    return [item for layer in itertools.zip_longest(*queues) for item in layer if item is not None]
+
+
+def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, limit: int) -> list[Item]:
+    """At most `limit` items, drawn in order from both iterators, adversarial ones making at most
+    `ratio` of every prefix of the result (so a shorter prefix, cut by a later cap, keeps the ratio).
+
+    It stops when the next item would have to be adversarial beyond the ratio and no answerable one is
+    left: a template short of answerable questions is not filled up with false premises.
+    """
+    chosen: list[Item] = []
+    adversarial_count = 0
+    adversarial_left = True
+    while len(chosen) < limit:
+        if adversarial_left and adversarial_count + 1 <= ratio * (len(chosen) + 1) + 1e-9:
+            item = next(adversarial, None)
+            if item is not None:
+                chosen.append(item)
+                adversarial_count += 1
+                continue
+            adversarial_left = False
+        item = next(answerable, None)
+        if item is None:
+            break
+        chosen.append(item)
+    return chosen
+
+
+def share(sizes: dict[str, int], total: int) -> dict[str, int]:
+    """Split `total` among the keys as evenly as it goes, none above its size (water-filling).
+
+    Smaller keys are served first, and what they leave goes to the larger ones; the remainder of an
+    uneven split goes to the last keys in (size, key) order, so the split is fixed by its inputs."""
+    shares = {}
+    left = total
+    ordered = sorted(sizes, key=lambda key: (sizes[key], key))
+    for position, key in enumerate(ordered):
+        fair = left // (len(ordered) - position)
+        shares[key] = min(sizes[key], fair)
+        left -= shares[key]
+    return shares
