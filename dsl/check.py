@@ -18,6 +18,7 @@ from . import types as T
 from .conventions import ORDINALS, TIE_RULES
 from .diagnostics import Diagnostic, choices, did_you_mean
 from .primitives import PRIMITIVES, Primitive
+from .vocabulary import game_values
 
 CATEGORIES = ("single_hop", "multi_hop", "induction", "spatial", "temporal", "logical")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -294,6 +295,14 @@ class Checker:
         e.ty = ty
         return ty
 
+    def _check_literal_value(self, e: A.Expr, ty: T.Type) -> None:
+        """A string written where a value of the game is meant (`material == "tree"`) must be one: a typo
+        would silently match nothing. Only games whose vocabulary is fixed can be checked here."""
+        known = game_values(self.env, ty)
+        if known is not None and isinstance(e, A.Literal) and isinstance(e.value, str) and e.value not in known:
+            self.error(e.span, f"'{e.value}' is not among {self.env}'s {ty}s",
+                       did_you_mean(e.value, known) or f"{ty}s: {choices(known)}")
+
     def _expr_Literal(self, e: A.Literal, scope: Scope) -> T.Type:
         value = e.value
         if isinstance(value, bool):
@@ -467,6 +476,8 @@ class Checker:
             if e.op not in ("==", "!=") and left not in T.NUMERIC and left != T.NULL:
                 self.error(e.span, f"'{e.op}' orders numbers, not {left}")
                 return None
+            self._check_literal_value(e.right, left)
+            self._check_literal_value(e.left, right)
             return T.BOOLEAN
         if e.op == "-" and isinstance(left, T.Bag):
             if not isinstance(right, T.Bag) or not T.comparable(left.element, right.element):
@@ -493,6 +504,9 @@ class Checker:
         if not T.comparable(item, container.element):
             self.error(e.span, f"cannot look for {item} among {container.element} values")
             return None
+        if isinstance(e.container, A.ListLiteral):
+            for literal in e.container.items:
+                self._check_literal_value(literal, item)
         return T.BOOLEAN
 
     def _expr_Call(self, e: A.Call, scope: Scope) -> T.Type | None:
@@ -731,6 +745,7 @@ def _primitive_rule(primitive: Primitive) -> FunctionRule:
             ok = T.compatible(wanted, got) or isinstance(wanted, T.Scalar) and T.comparable(wanted, got)
             if not _need(c, e, position, ok, f"{wanted} ({name})", got):
                 return None
+            c._check_literal_value(e.args[position], wanted)
         return primitive.returns
     return FunctionRule((len(primitive.args),), primitive.usage, type_call, dict(primitive.kwargs))
 

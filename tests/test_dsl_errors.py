@@ -172,3 +172,16 @@ def test_rendering_shows_file_line_column_source_line_caret_and_hint():
         " 8 |   answer steps[$t].acton\n"
         "   |                    ^^^^^\n"
         "   = hint: did you mean 'action'?")
+
+
+@pytest.mark.parametrize("body, expected", [
+    ('  param t: steps.step where steps[$t].action == "move_lft"\n  question "{{ t }}?"\n  answer $t\n  evidence $t',
+     ("'move_lft' is not among crafter's actions", "did you mean 'move_left'?")),
+    ('  param t: steps.step\n  question "{{ t }}?"\n  answer nearest_distance($t, "watr", cells=seen)\n  evidence $t',
+     ("'watr' is not among crafter's materials", "did you mean 'water'?")),
+    ('  param t: steps.step where steps[$t].terrain_before in ["sand", "lavaa"]\n  question "{{ t }}?"\n'
+     '  answer $t\n  evidence $t', ("'lavaa' is not among crafter's materials", "did you mean 'lava'?")),
+])
+def test_crafter_string_literals_are_checked_against_crafters_data(body, expected):
+    message, _, hint = one(template("crafter", body))
+    assert (message, hint) == expected
