@@ -107,6 +107,8 @@ C2_ACHIEVEMENTS = [(3, "collect_drink", True), (7, "collect_wood", True), (8, "c
                    (12, "place_table", True)]
 C2_COLLECTIONS = [(3, "drink", "water"), (7, "wood", "tree"), (8, "wood", "tree")]
 C2_DAMAGE = [(9, 2, "zombie", True), (10, 1, "thirst", False), (12, 6, "zombie", True)]
+# Crafter episode c3: one step, after which the player died of a cause the recorder could not tell.
+C3_DEATH = (1, "unknown")
 CRAFTER_VOCAB = {
     "action": ("noop", "move_left", "move_right", "move_up", "move_down", "do", "sleep", "place_table"),
     "item": ("wood", "stone", "sapling", "coal"),
@@ -190,3 +192,5 @@ def _add_crafter(con) -> None:
     con.executemany("INSERT INTO crafter_achievements VALUES ('c2', ?, ?, ?)", C2_ACHIEVEMENTS)
     con.executemany("INSERT INTO crafter_collections VALUES ('c2', ?, ?, ?)", C2_COLLECTIONS)
     con.executemany("INSERT INTO crafter_damage VALUES ('c2', ?, ?, ?, ?)", C2_DAMAGE)
+    con.execute("INSERT INTO episodes (episode_id, env, game, seed, agent, n_steps, ended_by, death_step, "
+                "death_cause) VALUES ('c3', 'crafter', 'crafter', 1, 'handmade', 1, 'death', ?, ?)", list(C3_DEATH))

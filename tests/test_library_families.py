@@ -199,6 +199,7 @@ def test_crafter_temporal(con, library):
 def test_crafter_logical(con, library):
     assert answers(con, library, "crafter.death_cause", "c2") == {(): "zombie"}
     assert answers(con, library, "crafter.death_cause", "c2", horizon=11) == {}
+    assert answers(con, library, "crafter.death_cause", "c3") == {}  # a death of unknown cause is not asked
     # Step 10's damage was thirst, not an attack.
     assert answers(con, library, "crafter.first_attack_step", "c2") == {(): 9}
     assert answers(con, library, "crafter.last_attack_step", "c2") == {(): 12}
