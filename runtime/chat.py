@@ -1,0 +1,162 @@
+"""Chat completions from any OpenAI-compatible endpoint, with retries, and JSON read out of the replies.
+
+The openai client's own retries are turned off so that every retry is ours: rate limits (429), server
+errors (5xx), timeouts and refused connections are retried with exponential backoff (or after the
+server's Retry-After), up to a fixed number of attempts; any other refusal (a bad request, a wrong key,
+an unknown model) stops at once. Either way the user gets one line naming the endpoint and the cause.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+from qtc.errors import UserError
+
+MAX_BACKOFF_SECONDS = 30.0
+MAX_RETRY_AFTER_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    request: str  # our id of the request, shared by every answer it gave
+    seconds: float
+
+
+class ChatClient:
+    def __init__(self, model: str, base_url: str | None = None, *, timeout: float = 120.0,
+                 attempts: int = 6, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep):
+        import openai
+
+        try:
+            self._client = openai.OpenAI(
+                base_url=base_url, timeout=timeout, max_retries=0,
+                # A local server needs no key, but the client insists on one.
+                api_key=os.environ.get("OPENAI_API_KEY") or ("none" if base_url else None))
+        except openai.OpenAIError as error:
+            raise UserError(f"cannot make an OpenAI client: {error} (set OPENAI_API_KEY or give --base-url)") \
+                from None
+        self.model = model
+        self.endpoint = str(self._client.base_url)
+        self._attempts = attempts
+        self._backoff = backoff
+        self._sleep = sleep
+
+    def _delay(self, attempt: int, error: Exception) -> float:
+        response = getattr(error, "response", None)
+        retry_after = response.headers.get("retry-after") if response is not None else None
+        try:
+            return min(float(retry_after), MAX_RETRY_AFTER_SECONDS)
+        except (TypeError, ValueError):
+            return min(self._backoff * 2 ** attempt, MAX_BACKOFF_SECONDS)
+
+    def complete(self, messages: list[dict], max_tokens: int) -> Completion:
+        import openai
+
+        retryable = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
+                     openai.APIConnectionError)
+        failures = 0
+        while True:
+            start = time.perf_counter()
+            try:
+                reply = self._client.chat.completions.create(
+                    model=self.model, messages=messages, temperature=0, max_tokens=max_tokens)
+            except retryable as error:
+                failures += 1
+                if failures >= self._attempts:
+                    raise UserError(f"{self.endpoint}: no answer after {failures} attempts "
+                                    f"(last: {_describe(error)})") from None
+                self._sleep(self._delay(failures - 1, error))
+                continue
+            except openai.APIStatusError as error:
+                raise UserError(f"{self.endpoint}: the server refused the request: {_describe(error)}") from None
+            except openai.APIError as error:  # a reply that is not a chat completion
+                raise UserError(f"{self.endpoint}: unusable reply: {error}") from None
+            usage = reply.usage
+            choices = reply.choices or []
+            return Completion(
+                text=(choices[0].message.content or "") if choices else "",
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                request=uuid.uuid4().hex[:16], seconds=time.perf_counter() - start)
+
+
+def _describe(error: Exception) -> str:
+    status = getattr(error, "status_code", None)
+    return f"HTTP {status}: {error.message}" if status else str(error) or type(error).__name__
+
+
+_FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+
+
+def strip_fences(text: str) -> str:
+    """A reply without Markdown code fences around its content."""
+    return _FENCE.sub(lambda m: m.group(1), text).strip()
+
+
+@dataclass(frozen=True)
+class RepliedJSON:
+    values: list  # every JSON object or array read out of the reply, left to right
+    broken: bool  # whether the reply's first object or array was cut off or malformed
+
+
+def json_values(text: str) -> RepliedJSON:
+    """The JSON objects and arrays in a reply: the whole reply when it is JSON, else each whole object
+    or array found in its text (so a reply cut off in the middle of an array still yields the objects
+    before the cut)."""
+    text = strip_fences(text)
+    decoder = json.JSONDecoder()
+    values, position, broken = [], 0, False
+    while True:
+        starts = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+        if not starts:
+            return RepliedJSON(values, broken)
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            broken = broken or not values
+            position = start + 1
+            continue
+        values.append(value)
+        position = end
+
+
+def add_endpoint_arguments(parser) -> None:
+    """The flags that name a model and its endpoint, shared by the commands that ask one."""
+    parser.add_argument("--model", required=True, help="model name sent to the endpoint")
+    parser.add_argument("--base-url", help="OpenAI-compatible API base URL (default: the openai client's: "
+                                           "OPENAI_BASE_URL, else OpenAI's); the key is read from OPENAI_API_KEY")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="time limit of one request (default 120)")
+    parser.add_argument("--attempts", type=int, default=6, metavar="N",
+                        help="tries per request on rate limits, server errors and timeouts (default 6)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def client_from_args(args) -> ChatClient:
+    for flag, value in (("--timeout", args.timeout), ("--attempts", args.attempts)):
+        if value <= 0:
+            raise UserError(f"{flag} must be positive, got {value}")
+    return ChatClient(args.model, args.base_url, timeout=args.timeout, attempts=args.attempts)
+
+
+def request_progress(label: str, unit: str, quiet: bool):
+    """A progress bar of done / total, with the recent rate in `unit`s per second."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:.2f} {unit}/s" if task.speed else f"- {unit}/s")
+
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeElapsedColumn(),
+                    disable=quiet)
