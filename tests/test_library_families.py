@@ -204,6 +204,8 @@ def test_crafter_logical(con, library):
     assert answers(con, library, "crafter.first_attack_step", "c2") == {(): 9}
     assert answers(con, library, "crafter.last_attack_step", "c2") == {(): 12}
     assert answers(con, library, "crafter.last_attack_step", "c2", horizon=11) == {(): 9}
+    assert answers(con, library, "crafter.attack_count", "c2") == {(): 2}
+    assert answers(con, library, "crafter.attack_count", "c2", horizon=8) == {}  # 0 rests on no step: not asked
 
 
 def test_false_premises_are_false_on_the_handmade_episodes(con, library):
