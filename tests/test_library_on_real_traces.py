@@ -5,6 +5,19 @@ from pathlib import Path
 from qtc.dsl.library import load_library
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+# Templates that ask nothing answerable on these fixtures, and why. Every other template must.
+NOTHING_TO_ASK = {
+    "jericho.reason_at": "the walkthrough agent gives no reasons",
+    "jericho.keyword_in_reason_step": "the walkthrough agent gives no reasons",
+    "jericho.keyword_count_reason": "the walkthrough agent gives no reasons",
+    "jericho.after_keyword_action": "the walkthrough agent gives no reasons",
+    "jericho.after_keyword_obs": "the walkthrough agent gives no reasons",
+    "jericho.after_keyword_room": "the walkthrough agent gives no reasons",
+    "jericho.after_keyword_score": "the walkthrough agent gives no reasons",
+    "jericho.regain_delay": "nothing is gained twice in 30 walkthrough steps",
+    "jericho.room_with_most_gains": "no room has a clear lead in 30 walkthrough steps",
+    "jericho.closer_of_two_rooms": "the walkthrough never returns: no two rooms are both reachable",
+}
 
 
 def test_every_template_runs_on_real_traces_and_answers_match_the_trace(trace_db):
@@ -28,5 +41,5 @@ def test_every_template_runs_on_real_traces_and_answers_match_the_trace(trace_db
         assert rows and all(actions[(r["episode_id"], r["p_t"])] == r["answer"] for r in rows)
     rooms = produced["jericho.room_before"]
     assert rooms and all(r["display_answer"] for r in rooms)
-    answerable = [t for t, rows in produced.items() if any(not r["adversarial"] for r in rows)]
-    assert len(answerable) >= len(produced) - 6, sorted(set(produced) - set(answerable))
+    silent = {t for t, rows in produced.items() if not any(not r["adversarial"] for r in rows)}
+    assert silent <= set(NOTHING_TO_ASK), sorted(silent - set(NOTHING_TO_ASK))
