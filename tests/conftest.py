@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import hypothesis_profiles  # noqa: F401  (loads the Hypothesis profile: ci, or HYPOTHESIS_PROFILE=deep)
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
