@@ -29,7 +29,7 @@ from qtc.errors import UserError
 
 from .premises import PREMISE_COLUMN, with_premise_check
 from .qa_records import EpisodeInfo, InvalidRecord, RecordMaker
-from .sampling import mix, seeded_key, share, spread_over_episodes
+from .sampling import mix, nearest, seeded_key, share, spread_over_episodes
 from .store import open_store
 
 STANDARD_LIBRARY = Path(qtc.templates.__file__).parent
@@ -217,26 +217,27 @@ class _Generator:
         o = self.options
         if not compiled.checked.template.adversarials:
             return o.max_per_template, 0
-        adversarial = math.floor(o.adversarial_ratio * o.max_per_template + 1e-9)
+        adversarial = nearest(o.adversarial_ratio * o.max_per_template)
         return o.max_per_template - adversarial, adversarial
 
     def _candidates(self, compiled: CompiledTemplate, report: TemplateReport) -> tuple[list[dict], list[dict]]:
         """The answerable candidates and the adversarial ones whose premise is false.
 
         The cap on bindings per episode starts where the questions wanted would need it, and doubles
-        while the template falls short and a larger cap still finds more; a larger cap keeps every
-        binding a smaller one kept (the seeded hash order), so raising it only adds candidates."""
-        wanted_answerable, wanted_adversarial = self._wanted(compiled)
+        while the template falls short and a larger cap finds more of what it is short of; a larger cap
+        keeps every binding a smaller one kept (the seeded hash order), so raising it only adds some."""
+        wanted = self._wanted(compiled)
         cap = max(MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * self.options.max_per_template / report.episodes))
         statement = with_premise_check(compiled, self.options.horizon)
         rows = self._run(compiled, statement, cap)
         for _ in range(MAX_CAP_RAISES):
-            answerable = sum(not row["adversarial"] for row in rows)
-            false_premises = sum(bool(row.get(PREMISE_COLUMN)) for row in rows)
-            if answerable >= wanted_answerable and false_premises >= wanted_adversarial:
+            have = _usable(rows)
+            short = [count < want for count, want in zip(have, wanted)]
+            if not any(short):
                 break
             more = self._run(compiled, statement, cap * 2)
-            if len(more) == len(rows):
+            if not any(is_short and more_count > count
+                       for is_short, more_count, count in zip(short, _usable(more), have)):
                 break
             cap, rows = cap * 2, more
         report.candidates_per_episode = cap
@@ -266,6 +267,11 @@ class _Generator:
                 report.render_errors += 1
             except InvalidRecord as error:
                 report.invalid.append(str(error))
+
+
+def _usable(rows: list[dict]) -> tuple[int, int]:
+    """How many rows are answerable candidates, and how many adversarial ones with a false premise."""
+    return sum(not row["adversarial"] for row in rows), sum(bool(row.get(PREMISE_COLUMN)) for row in rows)
 
 
 def _count(report: TemplateReport, chosen: list[dict]) -> None:

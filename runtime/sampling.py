@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from collections import defaultdict
 from typing import Callable, Iterable, Iterator, TypeVar
 
@@ -42,8 +43,9 @@ def spread_over_episodes(items: Iterable[Item], episode_of: Callable[[Item], str
 
 
 def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, limit: int) -> list[Item]:
-    """At most `limit` items, drawn in order from both iterators, adversarial ones making at most
-    `ratio` of every prefix of the result (so a shorter prefix, cut by a later cap, keeps the ratio).
+    """At most `limit` items, drawn in order from both iterators; every prefix of n items holds at
+    most round(ratio * n) adversarial ones, and exactly that many while they last (so a shorter prefix,
+    cut by a later cap, keeps the ratio as nearly as its length allows).
 
     It stops when the next item would have to be adversarial beyond the ratio and no answerable one is
     left: a template short of answerable questions is not filled up with false premises.
@@ -52,7 +54,7 @@ def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, l
     adversarial_count = 0
     adversarial_left = True
     while len(chosen) < limit:
-        if adversarial_left and adversarial_count + 1 <= ratio * (len(chosen) + 1) + 1e-9:
+        if adversarial_left and adversarial_count + 1 <= nearest(ratio * (len(chosen) + 1)):
             item = next(adversarial, None)
             if item is not None:
                 chosen.append(item)
@@ -64,6 +66,11 @@ def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, l
             break
         chosen.append(item)
     return chosen
+
+
+def nearest(value: float) -> int:
+    """`value` rounded half up (Python's round() rounds half to even), tolerant of float error."""
+    return math.floor(value + 0.5 + 1e-9)
 
 
 def share(sizes: dict[str, int], total: int) -> dict[str, int]:

@@ -6,10 +6,11 @@ hold) are sampled with the seed, spread over episodes, rendered and checked agai
 and seed give byte-identical output, whatever the order of the files.
 
 With --horizon N every question, its parameter domains, answer and evidence use steps 1..N only.
-Adversarial questions (a false premise, answered `not answerable`) make at most --adversarial-ratio
-of each template's questions; each one's premise is checked false on its trace within the horizon,
-and candidates whose premise turns out true are dropped and counted. A summary per category and
-template is printed and written as JSON beside the output (qa.jsonl -> qa.summary.json).
+Adversarial questions (a false premise, answered `not answerable`) make --adversarial-ratio of each
+template's questions (rounded; fewer if it has too few); each one's premise is checked false on its
+trace within the horizon, and candidates whose premise turns out true are dropped and counted. A
+summary per category and template is printed and written as JSON beside the output (qa.jsonl ->
+qa.summary.json).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most N questions per category, shared evenly among its templates (default: no cap)")
     parser.add_argument("--horizon", type=int, metavar="N", help="use steps 1..N of every episode only")
     parser.add_argument("--adversarial-ratio", type=float, default=0.2, metavar="R",
-                        help="at most this share of a template's questions are adversarial (default 0.2)")
+                        help="the share of a template's questions that are adversarial (default 0.2)")
     parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
                         help="output file, .jsonl or .parquet (default qa.jsonl)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no tables")
