@@ -57,6 +57,11 @@ def known_bug(compiled: CompiledTemplate) -> str | None:
     return "; ".join(bugs) or None
 
 
+def checked_templates(env: str) -> list[CompiledTemplate]:
+    """The templates of `env` whose SQL the reference evaluator can check."""
+    return [c for c in templates_for(env) if not unsupported_reason(c) and not known_bug(c)]
+
+
 def load(episodes: list[TraceEpisode], names: list[str] | None = None) -> duckdb.DuckDBPyConnection:
     """A trace store (in memory, primitives registered) of `episodes`, written as trace files first.
 

@@ -354,3 +354,17 @@ def seeded_episode(env: str, seed: int, n_steps: int = 30) -> TraceEpisode:
                 chance.sample(CREATURE_PLACES, chance.randint(0, 1)), chance.random() < 0.5)
                for _ in range(n_steps)]
     return crafter_episode(rows, start, intents, seed)
+
+
+def truncated(episode: TraceEpisode, horizon: int) -> TraceEpisode:
+    """The episode as if recording had stopped after step `horizon` (a death after it never happened)."""
+    if len(episode.steps) <= horizon:
+        return episode
+    died = episode.header["death_step"] is not None and episode.header["death_step"] <= horizon
+    header = {**episode.header, "n_steps": horizon, "ended_by": "step_limit",
+              "death_step": episode.header["death_step"] if died else None,
+              "death_cause": episode.header["death_cause"] if died else None}
+    if "rooms" in header:  # Jericho lists the rooms seen, in order of first visit
+        seen = {episode.header["initial"]["room"]} | {s["room_after"] for s in episode.steps[:horizon]}
+        header["rooms"] = [r for r in header["rooms"] if r["room"] in seen]
+    return TraceEpisode(header, episode.steps[:horizon], episode.summary)

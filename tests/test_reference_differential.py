@@ -15,8 +15,8 @@ strict xfail test with a small trace (tests/test_known_bugs.py).
 from __future__ import annotations
 
 import pytest
-from ground_truth import (differences, known_bug, library, reference_candidates, sql_candidates, store_of,
-                          templates_for, unsupported_reason)
+from ground_truth import (checked_templates, differences, known_bug, library, reference_candidates, sql_candidates,
+                          store_of, unsupported_reason)
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
@@ -27,10 +27,6 @@ ASKED: dict[str, set[bool]] = {}  # template id -> the kinds of candidate (adver
 FAILING: dict[str, set[str]] = {env: set() for env in ENVS}  # what shrinking checks, once something failed
 # Seeds of fixed episodes per env that, between them, make every template ask something.
 RICH_SEEDS = {"jericho": (3,), "crafter": (5, 6)}
-
-
-def checked_templates(env: str):
-    return [c for c in templates_for(env) if not unsupported_reason(c) and not known_bug(c)]
 
 
 @pytest.mark.parametrize("template_id", [c.id for c in library()])
