@@ -368,3 +368,18 @@ def truncated(episode: TraceEpisode, horizon: int) -> TraceEpisode:
         seen = {episode.header["initial"]["room"]} | {s["room_after"] for s in episode.steps[:horizon]}
         header["rooms"] = [r for r in header["rooms"] if r["room"] in seen]
     return TraceEpisode(header, episode.steps[:horizon], episode.summary)
+
+
+LIST_EDITS = ("drop", "repeat", "swap")
+
+
+def edited(items: list, edit: str, i: int, j: int) -> list:
+    """`items` with item i dropped, repeated, or swapped with item j (for the fuzzers' corruptions)."""
+    items = list(items)
+    if edit == "drop":
+        del items[i]
+    elif edit == "repeat":
+        items.insert(i, items[i])
+    else:
+        items[i], items[j] = items[j], items[i]
+    return items

@@ -13,7 +13,7 @@ import duckdb
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
-from strategies import jericho_episode, jericho_episodes, write_episodes
+from strategies import LIST_EDITS, edited, jericho_episode, jericho_episodes, write_episodes
 
 from qtc.dsl import schema
 from qtc.errors import UserError
@@ -27,16 +27,12 @@ def corruptions(draw, text: str) -> str:
     """The text of a trace file with one corruption: bytes cut, lines dropped, repeated or swapped,
     a value of a field replaced by another JSON value, a field removed, or a character replaced."""
     lines = text.splitlines()
-    kind = draw(st.sampled_from(["cut", "drop", "repeat", "swap", "value", "remove", "character"]))
+    kind = draw(st.sampled_from(["cut", *LIST_EDITS, "value", "remove", "character"]))
     i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
     if kind == "cut":
         return text[:draw(st.integers(0, len(text) - 1))]
-    if kind == "drop":
-        del lines[i]
-    elif kind == "repeat":
-        lines.insert(i, lines[i])
-    elif kind == "swap":
-        lines[i], lines[j] = lines[j], lines[i]
+    if kind in LIST_EDITS:
+        lines = edited(lines, kind, i, j)
     elif kind in ("value", "remove"):
         record = json.loads(lines[i])
         field = draw(st.sampled_from(sorted(record)))

@@ -15,6 +15,7 @@ from ground_truth import TEMPLATES
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
+from strategies import LIST_EDITS, edited
 
 from qtc.cli import main
 
@@ -31,13 +32,9 @@ def mutated_sources(draw) -> str:
     tokens = TOKEN.findall(draw(st.sampled_from(SOURCES)))
     for _ in range(draw(st.integers(1, 4))):
         i, j = draw(st.integers(0, len(tokens) - 1)), draw(st.integers(0, len(tokens) - 1))
-        kind = draw(st.sampled_from(["drop", "repeat", "swap", "replace", "insert", "cut"]))
-        if kind == "drop":
-            del tokens[i]
-        elif kind == "repeat":
-            tokens.insert(i, tokens[i])
-        elif kind == "swap":
-            tokens[i], tokens[j] = tokens[j], tokens[i]
+        kind = draw(st.sampled_from([*LIST_EDITS, "replace", "insert", "cut"]))
+        if kind in LIST_EDITS:
+            tokens = edited(tokens, kind, i, j)
         elif kind == "replace":
             tokens[i] = draw(st.sampled_from(TOKENS))
         elif kind == "insert":
