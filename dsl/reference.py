@@ -275,15 +275,16 @@ class Evaluator:
         """The answerable candidate of one binding, or None when a require fails or the answer is null."""
         lets: dict[str, Any] = {}
         scope = Scope(episode, params, lets)
-        for name in self.scalar_lets:
-            lets.setdefault(name, self.value(self.let_exprs[name], scope))
+        for name in self.scalar_lets:  # shown with every answerable candidate (the SQL's l_<name>)
+            if name not in lets:
+                lets[name] = self.value(self.let_exprs[name], scope)
         if not all(_is_true(self.value(r, scope)) for r in self.template.requires):
             return None
         answer = self.value(self.template.answer, scope)
         if answer is None:
             return None
-        return Candidate(episode.episode["episode_id"], False, params, {n: lets[n] for n in self.scalar_lets}, answer,
-                         self.accepted(answer, scope), self.evidence(scope),
+        return Candidate(episode.episode["episode_id"], False, params, {n: lets[n] for n in self.scalar_lets},
+                         answer, self.accepted(answer, scope), self.evidence(scope),
                          self._displays(episode, params, lets, answer))
 
     def accepted(self, answer, scope: Scope) -> list:
@@ -293,6 +294,7 @@ class Evaluator:
         return [answer] + _distinct_sorted(a for a in others if a is not None and a != answer)
 
     def evidence(self, scope: Scope) -> list[int]:
+        """The sorted distinct steps of every evidence expression: a step, a bag of steps, or a range."""
         steps: set[int] = set()
         for e in self.template.evidence:
             if isinstance(e, A.Range):

@@ -314,11 +314,11 @@ def crafter_episode(rows: list[list[str]], start: tuple[int, int], intents: list
 EPISODES = {"jericho": jericho_episodes, "crafter": crafter_episodes}
 
 
-def episode_sets(env: str) -> st.SearchStrategy:
+def episode_sets(env: str, min_steps: int = 1) -> st.SearchStrategy:
     """One episode of up to 30 steps, and sometimes a second, short one (maybe empty)."""
     envs = list(EPISODES) if env == "any" else [env]
     return st.tuples(
-        st.sampled_from(envs).flatmap(lambda e: EPISODES[e](seed=0, min_steps=1, max_steps=30)),
+        st.sampled_from(envs).flatmap(lambda e: EPISODES[e](seed=0, min_steps=min_steps, max_steps=30)),
         st.lists(st.sampled_from(envs).flatmap(lambda e: EPISODES[e](seed=1, min_steps=0, max_steps=8)),
                  max_size=1),
     ).map(lambda drawn: [drawn[0], *drawn[1]])

@@ -28,8 +28,11 @@ ENVS = ("jericho", "crafter")
 
 
 def _draw(data, env):
-    episodes = data.draw(episode_sets(env), label="episodes")
-    horizon = data.draw(st.integers(1, max(1, max(len(e.steps) for e in episodes))), label="horizon")
+    """Episodes and a horizon inside the longest one, which shrinks toward its end (so that even the
+    simplest example cuts a few steps off a trace that has some)."""
+    episodes = data.draw(episode_sets(env, min_steps=8), label="episodes")
+    longest = max(len(e.steps) for e in episodes)
+    horizon = data.draw(st.integers(1, longest - 1).map(lambda back: longest - back), label="horizon")
     return episodes, horizon
 
 
