@@ -19,8 +19,8 @@ from pathlib import Path
 
 from qtc.commands import play
 from qtc.commands.demo import run_command
-from qtc.runtime.generate import Options, generate
-from qtc.runtime.qa_files import write_qa
+from qtc.runtime.generate.run import Options, generate
+from qtc.runtime.qa.write import write_qa
 
 PHASES = ("load", "compile", "query", "render", "write")
 

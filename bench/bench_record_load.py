@@ -15,11 +15,11 @@ from pathlib import Path
 
 import duckdb
 
-from qtc.runtime.agents import ScriptedCrafterAgent, WalkthroughAgent
-from qtc.runtime.crafter_recorder import CrafterSession
-from qtc.runtime.jericho_recorder import JerichoSession
-from qtc.runtime.recording import record_episode
-from qtc.runtime.store import load_traces
+from qtc.runtime.record.agents import ScriptedCrafterAgent, WalkthroughAgent
+from qtc.runtime.record.crafter import CrafterSession
+from qtc.runtime.record.jericho import JerichoSession
+from qtc.runtime.record.episodes import record_episode
+from qtc.runtime.trace.store import load_traces
 
 
 def timed(label: str, run) -> int:

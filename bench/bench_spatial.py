@@ -19,13 +19,13 @@ import crafter
 import numpy as np
 
 from qtc.dsl.library import load_library
-from qtc.runtime import crafter_data
-from qtc.runtime.agents import ScriptedCrafterAgent
-from qtc.runtime.crafter_recorder import CrafterSession
-from qtc.runtime.grid import MapState, nearest
-from qtc.runtime.recording import EpisodeSpec, record_episodes
-from qtc.runtime.store import open_store
-from qtc.runtime.trace_format import episode_id
+from qtc.dsl import crafter_data
+from qtc.runtime.record.agents import ScriptedCrafterAgent
+from qtc.runtime.record.crafter import CrafterSession
+from qtc.runtime.spatial.grid import MapState, nearest
+from qtc.runtime.record.episodes import EpisodeSpec, record_episodes
+from qtc.runtime.trace.store import open_store
+from qtc.runtime.trace.format import episode_id
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 

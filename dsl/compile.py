@@ -19,7 +19,7 @@ let, answer, accepted (every correct answer, the answer first), evidence (a sort
 display_<name> (a room's display name) for each room-valued parameter, let and answer.
 
 A call of a spatial primitive (dsl/primitives.py) compiles to a call of the DuckDB function qtc_<name>,
-which runtime/primitives.py registers on the connection; the SQL of such a template runs where those
+which runtime/spatial/udf.py registers on the connection; the SQL of such a template runs where those
 functions are registered (`qtc sql`, or any connection from runtime.store.open_store).
 """
 
@@ -167,7 +167,7 @@ class Compiler:
                     primitive = PRIMITIVES[node.function]
                     arguments = ", ".join(["episode_id", *(n for n, _ in primitive.args), *primitive.kwargs])
                     calls.append(f"{primitive.sql_name}({arguments}) in {clause} (line {node.span.line}); "
-                                 f"registered by qtc (runtime/primitives.py)")
+                                 f"registered by qtc (runtime/spatial/udf.py)")
         return calls
 
     def _param_ctes(self, prefix: str, params: list[A.Param], adversarial: A.Adversarial | None):
@@ -427,7 +427,7 @@ class Compiler:
             return f"(SELECT {aggregate} FROM ({bag}) {q})"
         args = [self.scalar(a, row_alias) for a in e.args]
         if f in PRIMITIVES:
-            # Calls the Python implementation registered in DuckDB (runtime/primitives.py).
+            # Calls the Python implementation registered in DuckDB (runtime/spatial/udf.py).
             options = [sql_string(e.kwargs[name].name) for name in PRIMITIVES[f].kwargs]
             return f"{PRIMITIVES[f].sql_name}({', '.join(['c.episode_id', *args, *options])})"
         if f == "mentions":

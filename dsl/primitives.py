@@ -1,6 +1,6 @@
 """The spatial primitives a template may call: their names, argument and result types (R4).
 
-They are computed in Python (runtime/grid.py over Crafter's map, runtime/room_graph.py over the Jericho
+They are computed in Python (runtime/spatial/grid.py over Crafter's map, runtime/spatial/rooms.py over the Jericho
 room graph), which registers each one in DuckDB as a vectorised function named `qtc_<name>` taking
 the episode id first. The checker types calls from these declarations, the compiler emits the calls,
 and the runtime registers the implementations under the same declarations: one list for all three.

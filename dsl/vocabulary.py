@@ -11,7 +11,7 @@ def game_values(env: str, ty: T.Type) -> tuple[str, ...] | None:
     """Every value of type `ty` in `env`, or None when they are not fixed ahead of the traces."""
     if env != "crafter":
         return None
-    from qtc.runtime import crafter_data  # Crafter's data, read by name from the crafter package
+    from . import crafter_data  # imports the crafter package: only once a Crafter template is checked
     return {T.ACTION: crafter_data.ACTIONS, T.MATERIAL: crafter_data.MATERIALS,
             T.ITEM: crafter_data.INVENTORY_KEYS, T.ACHIEVEMENT: crafter_data.ACHIEVEMENTS,
             T.DIRECTION: tuple(crafter_data.FACINGS.values()), T.CREATURE: crafter_data.CREATURES}.get(ty)

@@ -1,1 +1,14 @@
-"""The runtime: recorders, trace store, spatial primitives, generator and evaluation."""
+"""The runtime: everything that runs around a compiled template, in the order of the workflow.
+
+    play      record/    a game and an agent -> one trace file per episode (JSONL)
+    load      trace/     trace files -> DuckDB tables (the store users also query by hand)
+              spatial/   the spatial primitives, registered as DuckDB functions on every store
+    generate  generate/  compiled templates x store -> sampled, rendered, checked question records
+              qa/        the files generate writes and evaluate reads: QA sets, answers, resumable logs
+    answer    evaluate/  questions -> a model's answers, from the context the agent observed
+    score     evaluate/  answers -> scores, Accuracy and F1 with intervals
+
+`chat.py` is the one client for OpenAI-compatible models (retries, JSON read out of replies), used by
+the LLM agent, answering and paraphrasing. The runtime imports the language (`qtc.dsl`) and
+`qtc.errors`/`qtc.files`; the language never imports the runtime, and nothing here parses flags.
+"""

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-import hypothesis_profiles  # noqa: F401  (loads the Hypothesis profile: ci, or HYPOTHESIS_PROFILE=deep)
+import support.hypothesis_profiles  # noqa: F401  (loads the Hypothesis profile: ci, or HYPOTHESIS_PROFILE=deep)
 
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROMS = Path(__file__).parents[2] / "shared" / "roms"
-CRAFTER_STEPS = 200
-JERICHO_STEPS = 30
-# Steps at which the live Crafter map is kept, to check the map rebuilt from the trace.
-MAP_CHECK_STEPS = (0, 1, 37, 100, 150, 190)
+from support.paths import ROMS
+from support.recordings import CRAFTER_STEPS, JERICHO_STEPS, MAP_CHECK_STEPS
 
 
 def rom_path(name: str) -> Path:
@@ -56,9 +53,9 @@ def live_map(session) -> np.ndarray:
 
 @pytest.fixture(scope="session")
 def crafter_recording(tmp_path_factory) -> CrafterRecording:
-    from qtc.runtime.agents import ScriptedCrafterAgent
-    from qtc.runtime.crafter_recorder import CrafterSession
-    from qtc.runtime.recording import record_episode
+    from qtc.runtime.record.agents import ScriptedCrafterAgent
+    from qtc.runtime.record.crafter import CrafterSession
+    from qtc.runtime.record.episodes import record_episode
 
     directory = tmp_path_factory.mktemp("crafter_traces")
     session = CrafterSession(0, "scripted", CRAFTER_STEPS)
@@ -87,9 +84,9 @@ def zork1_rom() -> Path:
 
 @pytest.fixture(scope="session")
 def jericho_trace_dir(tmp_path_factory, zork1_rom) -> Path:
-    from qtc.runtime.agents import WalkthroughAgent
-    from qtc.runtime.jericho_recorder import JerichoSession
-    from qtc.runtime.recording import record_episode
+    from qtc.runtime.record.agents import WalkthroughAgent
+    from qtc.runtime.record.jericho import JerichoSession
+    from qtc.runtime.record.episodes import record_episode
 
     directory = tmp_path_factory.mktemp("jericho_traces")
     session = JerichoSession(zork1_rom, None, "walkthrough")
@@ -99,7 +96,7 @@ def jericho_trace_dir(tmp_path_factory, zork1_rom) -> Path:
 
 @pytest.fixture(scope="session")
 def trace_db(crafter_trace_dir, jericho_trace_dir):
-    from qtc.runtime.store import open_store
+    from qtc.runtime.trace.store import open_store
 
     con = open_store(crafter_trace_dir, jericho_trace_dir)
     yield con

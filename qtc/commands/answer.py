@@ -40,12 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from qtc.errors import UserError
-    from qtc.runtime.answering import Answerer, pending_questions, plan_batches
-    from qtc.runtime.appendlog import AppendLog
+    from qtc.runtime.evaluate.ask import Answerer, pending_questions, plan_batches
+    from qtc.runtime.qa.appendlog import AppendLog
     from qtc.runtime.chat import client_from_args, request_progress
-    from qtc.runtime.context import ContextMode
-    from qtc.runtime.qa import read_questions
-    from qtc.runtime.store import open_store
+    from qtc.runtime.evaluate.context import ContextMode
+    from qtc.runtime.qa.questions import read_questions
+    from qtc.runtime.trace.store import open_store
 
     mode = ContextMode.parse(args.context)
     if args.batch <= 0:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from qtc.dsl.library import load_library
 from qtc.errors import UserError
-from qtc.runtime.files import write_text_atomic
+from qtc.files import write_text_atomic
 
 COMMAND = "compile"
 HELP = "check and compile .qtpl templates to DuckDB SQL"

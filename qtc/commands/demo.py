@@ -20,8 +20,8 @@ import shlex
 from pathlib import Path
 
 from qtc.errors import UserError
-from qtc.runtime.qa_files import summary_path
-from qtc.runtime.sampling import seeded_key
+from qtc.runtime.qa.write import summary_path
+from qtc.runtime.generate.sampling import seeded_key
 
 from . import generate, play
 

@@ -24,8 +24,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from qtc.runtime.generate import STANDARD_LIBRARY, Generation, Options, generate
-from qtc.runtime.qa_files import check_output_path, summary_path, write_qa, write_summary
+from qtc.runtime.generate.run import STANDARD_LIBRARY, Generation, Options, generate
+from qtc.runtime.qa.write import check_output_path, summary_path, write_qa, write_summary
 
 SUMMARY_WIDTH = 140  # the tables' width when the output is not a terminal (rich would use 80)
 COMMAND = "generate"

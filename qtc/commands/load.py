@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     import duckdb
 
     from qtc.errors import UserError
-    from qtc.runtime.store import load_traces
+    from qtc.runtime.trace.store import load_traces
 
     start = time.perf_counter()
     try:

@@ -36,9 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from qtc.errors import UserError
     from qtc.runtime.chat import client_from_args, request_progress
-    from qtc.runtime.paraphrase import paraphrase_questions
-    from qtc.runtime.qa import read_questions
-    from qtc.runtime.qa_files import check_output_path, write_qa
+    from qtc.runtime.generate.paraphrase import paraphrase_questions
+    from qtc.runtime.qa.questions import read_questions
+    from qtc.runtime.qa.write import check_output_path, write_qa
 
     out = args.out or args.qa.with_name(f"{args.qa.stem}.paraphrased{args.qa.suffix}")
     cache = args.cache or args.qa.with_name(f"{args.qa.stem}.paraphrase-cache.jsonl")

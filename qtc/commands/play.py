@@ -55,10 +55,10 @@ def _agent_name(args: argparse.Namespace) -> str:
 
 
 def _jericho_specs(args: argparse.Namespace, agent_name: str):
-    from qtc.runtime.agents import LLMAgent, RandomAgent, WalkthroughAgent
-    from qtc.runtime.jericho_recorder import JerichoSession, resolve_seed
-    from qtc.runtime.recording import EpisodeSpec
-    from qtc.runtime.trace_format import episode_id
+    from qtc.runtime.record.agents import LLMAgent, RandomAgent, WalkthroughAgent
+    from qtc.runtime.record.jericho import JerichoSession, resolve_seed
+    from qtc.runtime.record.episodes import EpisodeSpec
+    from qtc.runtime.trace.format import episode_id
 
     if args.rom is None:
         raise UserError("qtc play jericho needs --rom PATH (a Jericho story file)")
@@ -79,11 +79,11 @@ def _jericho_specs(args: argparse.Namespace, agent_name: str):
 
 
 def _crafter_specs(args: argparse.Namespace, agent_name: str):
-    from qtc.runtime import crafter_data
-    from qtc.runtime.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent
-    from qtc.runtime.crafter_recorder import CrafterSession
-    from qtc.runtime.recording import EpisodeSpec
-    from qtc.runtime.trace_format import episode_id
+    from qtc.dsl import crafter_data
+    from qtc.runtime.record.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent
+    from qtc.runtime.record.crafter import CrafterSession
+    from qtc.runtime.record.episodes import EpisodeSpec
+    from qtc.runtime.trace.format import episode_id
 
     first = 0 if args.seed is None else args.seed
     for seed in range(first, first + args.episodes):
@@ -100,7 +100,7 @@ def _crafter_specs(args: argparse.Namespace, agent_name: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from qtc.runtime.recording import record_episodes
+    from qtc.runtime.record.episodes import record_episodes
 
     if args.episodes < 1 or args.max_steps < 1:
         raise UserError("--episodes and --max-steps must be at least 1")

@@ -49,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from qtc.errors import UserError
-    from qtc.runtime.answers import read_answers
-    from qtc.runtime.files import write_text_atomic
-    from qtc.runtime.qa import read_questions
-    from qtc.runtime.report import GROUPINGS, build_report, score_run
+    from qtc.runtime.qa.answers import read_answers
+    from qtc.files import write_text_atomic
+    from qtc.runtime.qa.questions import read_questions
+    from qtc.runtime.evaluate.report import GROUPINGS, build_report, score_run
 
     by = [name.strip() for name in args.by.split(",") if name.strip()]
     unknown = [name for name in by if name not in GROUPINGS]

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from qtc.errors import UserError
-    from qtc.runtime.store import open_store
+    from qtc.runtime.trace.store import open_store
 
     query = args.query
     if query.endswith(".sql") and Path(query).is_file():

@@ -1,0 +1,185 @@
+"""The context a model answers from: an episode as the agent observed it, cut at the question's horizon.
+
+A context shows two kinds of block (CONVENTIONS.md, docs/evaluation.md):
+- a **step block** for step t: the action and the agent's reason, then the state after step t (what
+  the action produced, which is also what the agent saw before step t+1);
+- a **state block** "Before step t": the state after step t-1 (the start state for t = 1), shown
+  where step t-1 itself is not, so that a step never appears without the state it was chosen in.
+
+Only what the agent could observe is shown. Jericho: the observation text, the room as the status line
+names it, score and moves. Crafter: the local view as a grid of symbols around the player, the
+creatures in it (relative to the player), the terrain underfoot, facing, inventory and the HUD stats,
+daylight and sleep. Never absolute map coordinates, valid-action lists, inventories the game did not
+print, rewards, achievements or damage causes.
+
+The three modes choose the steps: `full` (1..H), `last:N` (H-N+1..H) and `evidence` (the question's
+evidence steps only), where H is the question's horizon, or the episode's length without one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import duckdb
+
+from qtc.dsl.render import displacement_text
+from qtc.errors import UserError
+
+from qtc.dsl import crafter_data
+
+MODES = ("full", "last:N", "evidence")
+
+# Symbols of the Crafter view grid: one character per cell, named once in the context's legend.
+MATERIAL_SYMBOLS = {"water": "~", "grass": ".", "stone": "#", "path": "_", "sand": ":", "tree": "T",
+                    "lava": "L", "coal": "c", "iron": "i", "diamond": "d", "table": "t", "furnace": "f"}
+CREATURE_SYMBOLS = {"zombie": "Z", "skeleton": "S", "cow": "C", "plant": "p", "arrow": "*", "fence": "F"}
+PLAYER_SYMBOL = "@"
+OUTSIDE_SYMBOL = "="  # a view cell beyond the edge of the world
+# The local view is 9 cells wide and 7 high with the player at its centre (Crafter's local view).
+VIEW_CENTRE = (4, 3)
+
+
+@dataclass(frozen=True)
+class ContextMode:
+    kind: str  # "full", "last" or "evidence"
+    last: int | None = None  # N of last:N
+
+    @classmethod
+    def parse(cls, text: str) -> "ContextMode":
+        if text in ("full", "evidence"):
+            return cls(text)
+        kind, _, count = text.partition(":")
+        if kind == "last" and count.isdigit() and int(count) > 0:
+            return cls("last", int(count))
+        raise UserError(f"--context {text!r}: expected full, evidence or last:N with N a positive integer")
+
+    def __str__(self) -> str:
+        return f"last:{self.last}" if self.kind == "last" else self.kind
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a context shows: the steps whose action appears, and the steps after which the state does
+    (0 is the start state). Every shown action's own state is shown, and so is the state before it."""
+    actions: frozenset[int]
+    states: frozenset[int]
+
+    @classmethod
+    def of_steps(cls, steps) -> "Shown":
+        actions = frozenset(s for s in steps if s >= 1)
+        return cls(actions, frozenset(steps) | actions | {s - 1 for s in actions})
+
+
+def shown_steps(mode: ContextMode, horizon: int, evidence: list[int]) -> Shown:
+    """The steps shown for a question with this horizon (the last step the question may speak of)."""
+    if mode.kind == "full":
+        return Shown.of_steps(range(1, horizon + 1))
+    if mode.kind == "last":
+        return Shown.of_steps(range(max(1, horizon - mode.last + 1), horizon + 1))
+    return Shown.of_steps([s for s in evidence if 0 <= s <= horizon])
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _state_lines_jericho(con: duckdb.DuckDBPyConnection, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
+    # The state after step s is what its action produced; the start state is what step 1 was chosen in.
+    rows = con.execute("""
+        WITH state AS (
+            SELECT 0 AS step, obs_before AS observation, room_before AS room, score - reward AS score,
+                   NULL::BIGINT AS moves
+            FROM jericho_steps WHERE episode_id = $episode AND step = 1
+            UNION ALL
+            SELECT step, obs_after, room_after, score, moves FROM jericho_steps WHERE episode_id = $episode)
+        SELECT s.step, s.observation, coalesce(r.display_name, r.name), s.score, s.moves
+        FROM state s LEFT JOIN jericho_rooms r ON r.episode_id = $episode AND r.room = s.room
+        WHERE s.step IN (SELECT unnest($steps)) ORDER BY s.step""",
+                       {"episode": episode_id, "steps": steps}).fetchall()
+    lines = {}
+    for step, observation, room, score, moves in rows:
+        status = [f"room: {room}", f"score: {score}"] + ([f"moves: {moves}"] if moves is not None else [])
+        lines[step] = [f"observation: {_one_line(observation)}", " | ".join(status)]
+    return lines
+
+
+def _grid(player: tuple[int, int], cells: dict[tuple[int, int], str], creatures: list[tuple]) -> list[str]:
+    px, py = player
+    symbols = {(x, y): MATERIAL_SYMBOLS[m] for (x, y), m in cells.items()}
+    for creature, x, y in creatures:
+        symbols[(x, y)] = CREATURE_SYMBOLS[creature]
+    symbols[player] = PLAYER_SYMBOL
+    width, height = 2 * VIEW_CENTRE[0] + 1, 2 * VIEW_CENTRE[1] + 1
+    return ["".join(symbols.get((px - VIEW_CENTRE[0] + i, py - VIEW_CENTRE[1] + j), OUTSIDE_SYMBOL)
+                    for i in range(width)) for j in range(height)]
+
+
+def _state_lines_crafter(con: duckdb.DuckDBPyConnection, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
+    params = {"episode": episode_id, "steps": steps}
+    # The player's map position places the view and the creatures around it; it is never shown.
+    states = con.execute("""
+        WITH state AS (
+            SELECT 0 AS step, x_before AS x, y_before AS y, facing_before AS facing,
+                   terrain_before AS terrain, NULL::DOUBLE AS daylight, NULL::BOOLEAN AS sleeping
+            FROM crafter_steps WHERE episode_id = $episode AND step = 1
+            UNION ALL
+            SELECT step, x_after, y_after, facing_after, terrain_after, daylight, sleeping
+            FROM crafter_steps WHERE episode_id = $episode)
+        SELECT * FROM state WHERE step IN (SELECT unnest($steps)) ORDER BY step""", params).fetchall()
+    inventory, cells, creatures = defaultdict(dict), defaultdict(dict), defaultdict(list)
+    for step, item, count in con.execute(
+            "SELECT step, item, count FROM crafter_inventory WHERE episode_id = $episode "
+            "AND step IN (SELECT unnest($steps))", params).fetchall():
+        inventory[step][item] = count
+    for step, x, y, material in con.execute(
+            "SELECT step, x, y, material FROM crafter_view WHERE episode_id = $episode "
+            "AND step IN (SELECT unnest($steps))", params).fetchall():
+        cells[step][(x, y)] = material
+    for step, creature, x, y in con.execute(
+            "SELECT step, creature, x, y FROM crafter_creatures WHERE episode_id = $episode "
+            "AND step IN (SELECT unnest($steps)) ORDER BY step, creature, y, x", params).fetchall():
+        creatures[step].append((creature, x, y))
+    lines = {}
+    for step, x, y, facing, terrain, daylight, sleeping in states:
+        held = inventory[step]
+        condition = [f"standing on {terrain}, facing {facing}"]
+        if daylight is not None:
+            condition += [f"daylight {daylight:.2f}", "asleep" if sleeping else "awake"]
+        stats = ", ".join(f"{s} {held.get(s, 0)}" for s in crafter_data.STATS)
+        items = ", ".join(f"{i} {held[i]}" for i in crafter_data.ITEMS if held.get(i)) or "nothing"
+        nearby = "; ".join(f"{c} {displacement_text(cx - x, cy - y)}" for c, cx, cy in creatures[step])
+        lines[step] = [" | ".join(condition), f"{stats} | inventory: {items}", "view:",
+                       *(f"  {row}" for row in _grid((x, y), cells[step], creatures[step])),
+                       f"creatures in view: {nearby or 'none'}"]
+    return lines
+
+
+def crafter_legend() -> str:
+    materials = ", ".join(f"{s} {m}" for m, s in MATERIAL_SYMBOLS.items())
+    creatures = ", ".join(f"{s} {c}" for c, s in CREATURE_SYMBOLS.items())
+    return (f"View symbols: {PLAYER_SYMBOL} you; {materials}; {creatures}; {OUTSIDE_SYMBOL} outside the "
+            "world. The view is 9 cells wide and 7 high; up is the top row.")
+
+
+_STATE_LINES = {"jericho": _state_lines_jericho, "crafter": _state_lines_crafter}
+
+
+def render_context(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, shown: Shown) -> str:
+    """The log text of one episode: the shown steps and states, in step order."""
+    states = _STATE_LINES[env](con, episode_id, sorted(shown.states))
+    actions = {step: (action, reason) for step, action, reason in con.execute(
+        f"SELECT step, action, reason FROM {env}_steps WHERE episode_id = ? AND step IN (SELECT unnest(?))",
+        [episode_id, sorted(shown.actions)]).fetchall()}
+    blocks = [crafter_legend()] if env == "crafter" else []
+    for step in sorted(states.keys() | actions.keys()):  # the steps the episode has: a horizon may pass its end
+        if step in actions:
+            action, reason = actions[step]
+            block = [f"Step {step}", f"action: {action}"] + ([f"reason: {_one_line(reason)}"] if reason else [])
+        else:
+            block = [f"Before step {step + 1}" + (" (the start)" if step == 0 else "")]
+        block += states.get(step, [])
+        blocks.append("\n".join([block[0], *(f"  {line}" for line in block[1:])]))
+    if not states:
+        blocks.append("(no steps are shown)")
+    return "\n".join(blocks)

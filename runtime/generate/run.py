@@ -1,0 +1,294 @@
+"""Question generation: compiled templates run over loaded episodes, sampled, rendered and checked.
+
+For each template, one statement computes the candidates of every episode of its env at once, with
+a seeded cap on bindings per episode (raised while the template falls short of what is asked) and the
+false premises of its adversarial candidates checked in the same statement (premises.py). Candidates
+are then ordered by seeded hashes and spread over episodes, mixed with adversarial ones at the asked
+ratio, cut to the per-template and per-category caps (sampling.py) and rendered only as far as they
+are needed (qa_records.py). Nothing depends on the order of files, rows or sets.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections import Counter, defaultdict
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import duckdb
+
+import qtc.templates
+from qtc.dsl.compile import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE, CompiledTemplate
+from qtc.dsl.library import load_library
+from qtc.dsl.render import RenderError, make_environment
+from qtc.errors import UserError
+
+from .premises import PREMISE_COLUMN, with_premise_check
+from .records import EpisodeInfo, InvalidRecord, RecordMaker
+from .sampling import mix, nearest, seeded_key, share, spread_over_episodes
+from qtc.runtime.trace.store import open_store
+
+STANDARD_LIBRARY = Path(qtc.templates.__file__).parent
+MIN_CANDIDATES_PER_EPISODE = 16
+OVERSAMPLING = 4  # bindings drawn per question wanted: requires and render failures reject some
+MAX_CAP_RAISES = 3  # how often a template short of candidates has its per-episode cap doubled
+
+
+@dataclass(frozen=True)
+class Options:
+    traces: tuple[Path, ...]
+    templates: tuple[Path, ...] = (STANDARD_LIBRARY,)
+    seed: int = 42
+    max_per_template: int = 100
+    per_category: int | None = None
+    horizon: int | None = None
+    adversarial_ratio: float = 0.2
+
+    def check(self) -> None:
+        """Raise a UserError naming the first bad option."""
+        for flag, value in (("--max-per-template", self.max_per_template), ("--per-category", self.per_category),
+                            ("--horizon", self.horizon)):
+            if value is not None and value < 1:
+                raise UserError(f"{flag} must be at least 1, got {value}")
+        if not 0 <= self.adversarial_ratio <= 1:
+            raise UserError(f"--adversarial-ratio must be between 0 and 1, got {self.adversarial_ratio}")
+        if not self.traces:
+            raise UserError("no traces given (--traces PATH...)")
+        missing = [str(p) for p in (*self.traces, *self.templates) if not Path(p).exists()]
+        if missing:
+            raise UserError(f"no such file or folder: {', '.join(missing)}")
+
+
+@dataclass
+class TemplateReport:
+    """What one template was asked for and what it could give, for the summary."""
+    template_id: str
+    env: str
+    category: str
+    episodes: int
+    asked: int
+    candidates: int = 0  # answerable candidates
+    adversarial_candidates: int = 0  # adversarial candidates whose premise is false
+    adversarial_dropped: int = 0  # adversarial candidates whose premise turned out true
+    render_errors: int = 0
+    invalid: list[str] = field(default_factory=list)  # records that broke the format (bugs), never written
+    candidates_per_episode: int = 0  # the cap on bindings per episode that the candidates were drawn with
+    questions: int = 0
+    adversarial_questions: int = 0
+    limited_by: str = ""  # template cap, category cap, candidates or no episodes
+    episodes_without_candidates: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Generation:
+    options: Options
+    records: list[dict]
+    templates: list[TemplateReport]
+    episodes: dict[str, int]  # env -> number of episodes
+    timings: dict[str, float]  # seconds per phase: load, compile, query, render (and write, by the caller)
+
+    def summary(self) -> dict:
+        """The summary as JSON data; like the records, a function of the inputs and the seed only."""
+        categories = defaultdict(list)
+        for report in self.templates:
+            categories[report.category].append(report)
+        o = self.options
+        return {
+            "questions": len(self.records),
+            "adversarial": sum(r["adversarial"] for r in self.records),
+            "options": {"seed": o.seed, "max_per_template": o.max_per_template, "per_category": o.per_category,
+                        "horizon": o.horizon, "adversarial_ratio": o.adversarial_ratio},
+            "episodes": dict(sorted(self.episodes.items())),
+            "categories": [{"category": name, "templates": len(reports), "asked": o.per_category,
+                            "candidates": sum(r.candidates + r.adversarial_candidates for r in reports),
+                            "questions": sum(r.questions for r in reports),
+                            "adversarial": sum(r.adversarial_questions for r in reports)}
+                           for name, reports in sorted(categories.items())],
+            "templates": [asdict(report) for report in self.templates],
+        }
+
+
+class Timer:
+    def __init__(self):
+        self.seconds: Counter[str] = Counter()
+
+    @contextmanager
+    def phase(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.perf_counter() - start
+
+
+def generate(options: Options, on_progress: Callable[[int, int], None] | None = None) -> Generation:
+    """The QA set of `options`. `on_progress(done, total)` counts template x episode runs: it is called
+    once before the first template and again as each template finishes its episodes."""
+    options.check()
+    timer = Timer()
+    with timer.phase("compile"):
+        templates = _compile(options.templates)
+    with timer.phase("load"):
+        con = open_store(*options.traces)
+    try:
+        episodes = {eid: EpisodeInfo(env, game, n_steps) for eid, env, game, n_steps in
+                    con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
+        if not episodes:
+            raise UserError(f"no episodes in {', '.join(map(str, options.traces))}")
+        con.execute(f"SET VARIABLE {SEED_VARIABLE} = {options.seed}")
+        if options.horizon is not None:
+            con.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {options.horizon}")
+        generator = _Generator(con, options, episodes, timer)
+        total = sum(len(generator.episodes_of(compiled)) for compiled in templates)
+        done = 0
+        if on_progress:
+            on_progress(done, total)
+        chosen = {}
+        for compiled in templates:
+            chosen[compiled.id] = generator.template(compiled)
+            done += generator.reports[compiled.id].episodes
+            if on_progress:
+                on_progress(done, total)
+    finally:
+        con.close()
+    if options.per_category is not None:
+        _cap_categories(chosen, generator.reports, options.per_category)
+    records = sorted((r for rs in chosen.values() for r in rs),
+                     key=lambda r: (r["template_id"], r["episode_id"], r["id"]))
+    return Generation(options, records, list(generator.reports.values()),
+                      dict(Counter(e.env for e in episodes.values())), dict(timer.seconds))
+
+
+def _compile(paths: Iterable[Path]) -> list[CompiledTemplate]:
+    library = load_library(list(paths))
+    if not library.results and not library.file_diagnostics:
+        raise UserError(f"no .qtpl templates found in {', '.join(map(str, paths))}")
+    if not library.ok:
+        first = library.diagnostics[0]
+        raise UserError(f"{len(library.diagnostics)} template error(s), the first at {first.path}:{first.span.line}:"
+                        f"{first.span.column}: {first.message} (qtc compile shows them all)")
+    return sorted(library.compiled, key=lambda c: c.id)
+
+
+class _Generator:
+    """Runs each template and chooses its questions; keeps a report per template."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, options: Options, episodes: dict[str, EpisodeInfo],
+                 timer: Timer):
+        self.con = con
+        self.options = options
+        self.episodes = episodes
+        self.timer = timer
+        self.jinja_env = make_environment()
+        # Jinja compiles a template on every from_string call; a question text is compiled once.
+        self.jinja_env.from_string = functools.lru_cache(maxsize=None)(self.jinja_env.from_string)
+        self.reports: dict[str, TemplateReport] = {}
+
+    def episodes_of(self, compiled: CompiledTemplate) -> list[str]:
+        return sorted(eid for eid, e in self.episodes.items() if compiled.env in ("any", e.env))
+
+    def template(self, compiled: CompiledTemplate) -> list[dict]:
+        o = self.options
+        own = self.episodes_of(compiled)
+        report = self.reports[compiled.id] = TemplateReport(compiled.id, compiled.env, compiled.category,
+                                                            len(own), o.max_per_template)
+        if not own:
+            report.limited_by = "no episodes"
+            return []
+        with self.timer.phase("query"):
+            answerable, adversarial = self._candidates(compiled, report)
+        report.candidates = len(answerable)
+        report.adversarial_candidates = len(adversarial)
+        report.episodes_without_candidates = sorted(set(own) - {row["episode_id"] for row in answerable})
+        maker = RecordMaker(compiled, self.episodes, o.horizon, o.seed, self.jinja_env)
+        with self.timer.phase("render"):
+            chosen = mix(self._records(maker, answerable, report), self._records(maker, adversarial, report),
+                         o.adversarial_ratio, o.max_per_template)
+        _count(report, chosen)
+        report.limited_by = "template cap" if len(chosen) == o.max_per_template else "candidates"
+        return chosen
+
+    def _wanted(self, compiled: CompiledTemplate) -> tuple[int, int]:
+        """How many answerable and adversarial candidates the template's share of questions needs."""
+        o = self.options
+        if not compiled.checked.template.adversarials:
+            return o.max_per_template, 0
+        adversarial = nearest(o.adversarial_ratio * o.max_per_template)
+        return o.max_per_template - adversarial, adversarial
+
+    def _candidates(self, compiled: CompiledTemplate, report: TemplateReport) -> tuple[list[dict], list[dict]]:
+        """The answerable candidates and the adversarial ones whose premise is false.
+
+        The cap on bindings per episode starts where the questions wanted would need it, and doubles
+        while the template falls short and a larger cap finds more of what it is short of; a larger cap
+        keeps every binding a smaller one kept (the seeded hash order), so raising it only adds some."""
+        wanted = self._wanted(compiled)
+        cap = max(MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * self.options.max_per_template / report.episodes))
+        statement = with_premise_check(compiled, self.options.horizon)
+        rows = self._run(compiled, statement, cap)
+        for _ in range(MAX_CAP_RAISES):
+            have = _usable(rows)
+            short = [count < want for count, want in zip(have, wanted)]
+            if not any(short):
+                break
+            more = self._run(compiled, statement, cap * 2)
+            if not any(is_short and more_count > count
+                       for is_short, more_count, count in zip(short, _usable(more), have)):
+                break
+            cap, rows = cap * 2, more
+        report.candidates_per_episode = cap
+        adversarial = [row for row in rows if row["adversarial"]]
+        report.adversarial_dropped = sum(not row[PREMISE_COLUMN] for row in adversarial)
+        return ([row for row in rows if not row["adversarial"]],
+                [row for row in adversarial if row[PREMISE_COLUMN]])
+
+    def _run(self, compiled: CompiledTemplate, statement: str, cap: int) -> list[dict]:
+        self.con.execute(f"SET VARIABLE {CAP_VARIABLE} = {cap}")
+        try:
+            result = self.con.execute(statement)
+        except duckdb.Error as error:
+            raise UserError(f"template {compiled.id} failed to run: {str(error).splitlines()[0]}") from None
+        columns = [d[0] for d in result.description]
+        return [dict(zip(columns, row)) for row in result.fetchall()]
+
+    def _records(self, maker: RecordMaker, rows: list[dict], report: TemplateReport) -> Iterator[dict]:
+        """The records of `rows` in seeded order, spread over episodes; rows that fail are counted and skipped."""
+        seed = self.options.seed
+        keyed = [(maker.row_id(row), row) for row in rows]
+        for qid, row in spread_over_episodes(keyed, lambda item: item[1]["episode_id"],
+                                             lambda item: seeded_key(seed, item[0]), seed, maker.compiled.id):
+            try:
+                yield maker.make(row, qid)
+            except RenderError:
+                report.render_errors += 1
+            except InvalidRecord as error:
+                report.invalid.append(str(error))
+
+
+def _usable(rows: list[dict]) -> tuple[int, int]:
+    """How many rows are answerable candidates, and how many adversarial ones with a false premise."""
+    return sum(not row["adversarial"] for row in rows), sum(bool(row.get(PREMISE_COLUMN)) for row in rows)
+
+
+def _count(report: TemplateReport, chosen: list[dict]) -> None:
+    report.questions = len(chosen)
+    report.adversarial_questions = sum(r["adversarial"] for r in chosen)
+
+
+def _cap_categories(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport], per_category: int) -> None:
+    """Cut each category to `per_category` questions, shared evenly among its templates.
+
+    Each template keeps a prefix of its list, which holds the adversarial ratio (sampling.mix)."""
+    by_category: dict[str, dict[str, int]] = defaultdict(dict)
+    for template_id, records in chosen.items():
+        by_category[reports[template_id].category][template_id] = len(records)
+    for sizes in by_category.values():
+        for template_id, kept in share(sizes, per_category).items():
+            if kept < len(chosen[template_id]):
+                chosen[template_id] = chosen[template_id][:kept]
+                _count(reports[template_id], chosen[template_id])
+                reports[template_id].limited_by = "category cap"

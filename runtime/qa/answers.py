@@ -1,0 +1,73 @@
+"""Answer records (docs/qa-format.md, "Answer records"): one JSONL line per answered question.
+
+One file holds one run: the answers of one model under one context mode, each question at most once.
+`qtc answer` appends to it (runtime/qa/appendlog.py), `qtc score` reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from qtc.errors import UserError
+
+from .appendlog import read_log
+from qtc.runtime.trace.format import _check
+
+ANSWER_SPEC = {
+    "id": "str", "model": "str", "context": "str", "prediction": "str", "error": ("null", "str"),
+    "request": "str", "batch_size": "int", "usage": {"prompt_tokens": "int", "completion_tokens": "int"},
+    "seconds": "float",
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    id: str
+    model: str
+    context: str
+    prediction: str
+    error: str | None  # why the prediction is empty or was not read from a JSON reply, else None
+    request: str  # the request that produced it; the batch_size answers of one request share its usage
+    batch_size: int
+    usage: dict[str, int]
+    seconds: float
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class AnswerSet:
+    answers: dict[str, Answer] = field(default_factory=dict)  # by question id, in file order
+    model: str | None = None
+    context: str | None = None
+    partial_line: int | None = None  # a half-written last line that was left out (or repaired)
+
+    def usage(self) -> tuple[int, int, int]:
+        """(requests, prompt tokens, completion tokens), counting each request once."""
+        requests = {a.request: a.usage for a in self.answers.values()}
+        return (len(requests), sum(u["prompt_tokens"] for u in requests.values()),
+                sum(u["completion_tokens"] for u in requests.values()))
+
+
+def read_answers(path: Path, *, repair: bool = False) -> AnswerSet:
+    """The answers of `path` (none if it does not exist); `repair` mends a half-written last line."""
+    contents = read_log(path, repair=repair)
+    result = AnswerSet(partial_line=contents.partial_line)
+    first_line: dict[str, str] = {}
+    for where, record in contents.records:
+        _check(record, ANSWER_SPEC, where, "")
+        answer = Answer(**{f.name: record[f.name] for f in fields(Answer)})
+        if result.model is None:
+            result.model, result.context = answer.model, answer.context
+        elif (answer.model, answer.context) != (result.model, result.context):
+            raise UserError(f"{where}: field 'model': an answer of {answer.model} (context {answer.context}) "
+                            f"in a file of answers of {result.model} (context {result.context}); "
+                            "keep one run per file")
+        if answer.id in first_line:
+            raise UserError(f"{where}: field 'id': a second answer to question {answer.id!r} "
+                            f"(the first is at {first_line[answer.id]})")
+        first_line[answer.id] = where
+        result.answers[answer.id] = answer
+    return result

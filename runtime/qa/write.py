@@ -1,0 +1,72 @@
+"""QA set files: JSONL or Parquet with the same columns (docs/qa-format.md), written atomically.
+
+In Parquet, `bindings` is a struct with a field for every parameter name in the file, null where a
+question has no such parameter: what pyarrow (and so datasets) infers from the JSONL file. An Arrow map
+would be closer to a JSON object, but the datasets library cannot load one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from qtc.errors import UserError
+
+from qtc.files import write_text_atomic
+from qtc.runtime.generate.records import FIELDS
+
+SUFFIXES = (".jsonl", ".parquet")
+
+_COLUMN_TYPES = {
+    "accepted_answers": pa.list_(pa.string()), "adversarial": pa.bool_(), "evidence": pa.list_(pa.int64()),
+    "horizon": pa.int64(), "seed": pa.int64(),
+}
+
+
+def check_output_path(path: Path) -> None:
+    if path.suffix not in SUFFIXES:
+        raise UserError(f"{path}: the output must end in .jsonl or .parquet")
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder; name the output file")
+
+
+def summary_path(out: Path) -> Path:
+    """Where the summary of a QA set goes: beside it, `qa.jsonl` -> `qa.summary.json`."""
+    return out.with_name(out.stem + ".summary.json")
+
+
+def write_qa(path: Path, records: list[dict]) -> None:
+    if path.suffix == ".parquet":
+        _write_parquet(path, records)
+    else:
+        lines = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
+        write_text_atomic(path, "".join(lines))
+
+
+def write_summary(path: Path, summary: dict) -> None:
+    write_text_atomic(path, json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+
+
+def _write_parquet(path: Path, records: list[dict]) -> None:
+    names = sorted({name for record in records for name in record["bindings"]})
+    if not names:
+        raise UserError(f"{path}: no question has a parameter, and Parquet cannot hold an empty "
+                        "bindings struct; write .jsonl instead")
+    types = {**_COLUMN_TYPES, "bindings": pa.struct([(name, pa.string()) for name in names])}
+    schema = pa.schema([(name, types.get(name, pa.string())) for name in FIELDS])
+    table = pa.Table.from_pylist(records, schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside the target and renamed into place, so a reader never sees half a file.
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        pq.write_table(table, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

@@ -1,0 +1,7 @@
+"""Recording: playing a game with an agent and writing each step to a trace file.
+
+`episodes.py` is the loop shared by both games (resume, Ctrl-C, progress); `crafter.py` and
+`jericho.py` own the live games; `agents.py` holds the agents that choose actions (walkthrough, random,
+scripted, LLM); `jericho_actions.py` finds Jericho's valid actions offline. May import `qtc.dsl`
+(Crafter's data, the trace schema), `runtime.trace` (the format it writes) and `runtime.chat`.
+"""

@@ -1,0 +1,92 @@
+"""The recording loop shared by both games: agent -> session -> trace file, with resume and progress.
+
+A session (CrafterSession, JerichoSession) owns the live game; this module owns how an episode is
+written and how it ends. Ctrl-C finishes the episode under way as `ended_by: interrupted` (a complete,
+clearly marked file) and stops; a crash leaves the `.jsonl.partial` stream. Recording many episodes
+skips those already complete, so a long run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from qtc.runtime.trace.format import EpisodeWriter, episode_path, is_complete
+
+StepHook = Callable[[object, dict], None]
+
+
+def record_episode(session, agent, directory: Path, max_steps: int,
+                   on_step: StepHook | None = None, advance: Callable[[], None] | None = None) -> Path:
+    """Play `agent` in `session` for at most `max_steps` steps and write the episode to `directory`.
+
+    `on_step(session, record)` runs after each step while the live game is at that step (the tests
+    use it to check the record against the game); `advance()` ticks a progress bar.
+    """
+    identity = {"episode_id": session.episode_id, "env": session.env_name, "game": session.game,
+                "seed": session.seed, "agent": session.agent_name}
+    writer = EpisodeWriter(directory, session.episode_id, identity)
+    n_steps, ended_by = 0, "step_limit"
+
+    def finish(ending: str) -> Path:
+        return writer.finish({**identity, "n_steps": n_steps, "ended_by": ending, **session.header()})
+
+    try:
+        while n_steps < max_steps:
+            choice = agent.choose(session.state)
+            if choice is None:
+                ended_by = "walkthrough_end"
+                break
+            record = session.step(n_steps + 1, choice)
+            writer.write_step(record)
+            n_steps += 1
+            if on_step:
+                on_step(session, record)
+            if advance:
+                advance()
+            if record["done"]:
+                ended_by = session.ending()
+                break
+    except KeyboardInterrupt:
+        finish("interrupted")
+        raise
+    return finish(ended_by)
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """What to record: `make()` builds (session, agent); `episode_id` names the file to resume by."""
+    episode_id: str
+    make: Callable[[], tuple[object, object]]
+
+
+def record_episodes(specs: Iterable[EpisodeSpec], directory: Path, max_steps: int,
+                    show_progress: bool = True) -> tuple[list[Path], list[Path]]:
+    """Record each episode not already complete in `directory`; returns (recorded, skipped)."""
+    specs = list(specs)
+    recorded, skipped = [], []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("episodes"), TextColumn("{task.fields[steps]} steps"),
+               TextColumn("{task.fields[rate]:.0f} steps/s"), TimeElapsedColumn())
+    with Progress(*columns, disable=not show_progress, transient=False) as progress:
+        task = progress.add_task("recording", total=len(specs), steps=0, rate=0.0)
+        total_steps = 0
+
+        def advance() -> None:
+            nonlocal total_steps
+            total_steps += 1
+            elapsed = progress.tasks[task].elapsed or 0.0
+            progress.update(task, steps=total_steps, rate=total_steps / elapsed if elapsed else 0.0)
+
+        for spec in specs:
+            path = episode_path(directory, spec.episode_id)
+            if is_complete(path):
+                skipped.append(path)
+            else:
+                session, agent = spec.make()
+                recorded.append(record_episode(session, agent, directory, max_steps, advance=advance))
+            progress.advance(task)
+    return recorded, skipped

@@ -1,0 +1,260 @@
+"""The trace file format (docs/trace-format.md): one episode per JSONL file, header line first.
+
+Line 1 is the episode header (metadata, the state before the first action, the game's vocabulary);
+every further line is one step, numbered from 1. The header is written last, once the episode has
+ended, so a finished file is replaced into place atomically; while recording, lines stream to a
+`.jsonl.partial` file that a crash leaves behind as a clearly marked partial episode.
+
+The reader validates every line against the field specs below and raises a UserError naming the file,
+the line and the field, so that nothing malformed reaches the store.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from qtc.dsl import schema
+from qtc.dsl import types as T
+from qtc.errors import UserError
+
+from qtc.files import write_text_atomic
+
+FORMAT = "qtc-trace"
+FORMAT_VERSION = schema.FORMAT_VERSION
+SUFFIX = ".jsonl"
+PARTIAL_SUFFIX = ".jsonl.partial"
+
+# A field spec is a type name ("int", "float", "bool", "str", "any"), ("list", spec),
+# ("dict", spec) for a mapping of string keys to spec, ("null", spec) for an optional value, or a
+# dict {field: spec} for a JSON object with exactly those fields required.
+_STORAGE_SPECS = {"BIGINT": "int", "DOUBLE": "float", "BOOLEAN": "bool", "VARCHAR": "str"}
+
+
+def _column_spec(column: schema.Column, nullable: frozenset[str]):
+    type_ = column.type
+    spec = ("list", _STORAGE_SPECS[type_.element.storage]) if isinstance(type_, T.ListOf) else \
+        _STORAGE_SPECS[type_.storage]
+    return ("null", spec) if column.name in nullable else spec
+
+
+def _step_spec(table: schema.Table, nullable: frozenset[str], extra: dict) -> dict:
+    """A step line holds the columns of the env's `steps` table, plus the per-step state of `extra`."""
+    return {**{c.name: _column_spec(c, nullable) for c in table.columns}, **extra}
+
+
+_CELL_CHANGE = {"x": "int", "y": "int", "before": "str", "after": "str"}
+_CREATURE = {"creature": "str", "x": "int", "y": "int", "health": "int"}
+_VIEW = {"x": "int", "y": "int", "rows": ("list", ("list", ("null", "str")))}
+
+STEP_SPECS = {
+    "jericho": _step_spec(schema.JERICHO_STEPS, frozenset({"reason", "direction", "valid_actions"}), {}),
+    "crafter": _step_spec(schema.CRAFTER_STEPS, frozenset({"reason"}), {
+        "inventory": ("dict", "int"),
+        "view": _VIEW,
+        "creatures": ("list", _CREATURE),
+        "achievements": ("list", "str"),
+        "map_changes": ("list", _CELL_CHANGE),
+        "damage": ("list", {"amount": "int", "cause": "str", "attack": "bool"}),
+    }),
+}
+
+_HEADER_COMMON = {
+    "format": "str", "format_version": "int", "episode_id": "str", "env": "str", "game": "str",
+    "seed": "int", "agent": "str", "n_steps": "int", "ended_by": "str", "death_step": ("null", "int"),
+    "death_cause": ("null", "str"), "vocab": ("dict", ("list", "str")),
+}
+HEADER_SPECS = {
+    "jericho": {**_HEADER_COMMON,
+                "rom": "str",
+                "rooms": ("list", {"room": "int", "name": "str", "display_name": "str"}),
+                "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"),
+                            "score": "int", "moves": "int"}},
+    "crafter": {**_HEADER_COMMON,
+                "ordered_objects": "bool",
+                "map_init": {"materials": ("list", ("null", "str")), "rows": ("list", ("list", "int"))},
+                "initial": {"x": "int", "y": "int", "facing": "str", "terrain": "str",
+                            "inventory": ("dict", "int"), "view": _VIEW,
+                            "creatures": ("list", _CREATURE)}},
+}
+
+ENDINGS = ("done", "death", "step_limit", "walkthrough_end", "interrupted")
+
+_JSON_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+                    float: "number", type(None): "null"}
+
+
+def _type_error(where: str, field: str, wanted: str, value) -> UserError:
+    got = _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+    return UserError(f"{where}: field '{field}': expected {wanted}, got {got}")
+
+
+def _check(value, spec, where: str, field: str) -> None:
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            raise _type_error(where, field, "object", value)
+        for name, sub in spec.items():
+            path = f"{field}.{name}" if field else name
+            if name not in value:
+                raise UserError(f"{where}: missing field '{path}'")
+            _check(value[name], sub, where, path)
+    elif isinstance(spec, tuple):
+        kind, sub = spec
+        if kind == "null":
+            if value is not None:
+                _check(value, sub, where, field)
+        elif kind == "list":
+            if not isinstance(value, list):
+                raise _type_error(where, field, "array", value)
+            for i, item in enumerate(value):
+                _check(item, sub, where, f"{field}[{i}]")
+        else:  # dict
+            if not isinstance(value, dict):
+                raise _type_error(where, field, "object", value)
+            for key, item in value.items():
+                _check(item, sub, where, f"{field}.{key}")
+    elif spec == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _type_error(where, field, "integer", value)
+    elif spec == "float":
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise _type_error(where, field, "number", value)
+    elif spec == "bool":
+        if not isinstance(value, bool):
+            raise _type_error(where, field, "boolean", value)
+    elif spec == "str":
+        if not isinstance(value, str):
+            raise _type_error(where, field, "string", value)
+
+
+@dataclass
+class Episode:
+    path: Path
+    header: dict
+    steps: list[dict]
+
+
+def _parse_line(text: str, where: str) -> dict:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(f"{where}: not valid JSON ({error.msg} at column {error.colno}); "
+                        "the file may be truncated") from None
+    if not isinstance(record, dict):
+        raise UserError(f"{where}: expected a JSON object")
+    return record
+
+
+def _check_header(header: dict, where: str) -> str:
+    if header.get("format") != FORMAT:
+        raise UserError(f"{where}: not a qtc trace header (field 'format' must be \"{FORMAT}\")")
+    if header.get("partial"):
+        raise UserError(f"{where}: partial recording (interrupted before its end); "
+                        "record it again or delete it")
+    version = header.get("format_version")
+    if version != FORMAT_VERSION:
+        raise UserError(f"{where}: field 'format_version': unsupported version {version!r} "
+                        f"(this qtc reads version {FORMAT_VERSION})")
+    env = header.get("env")
+    if env not in HEADER_SPECS:
+        raise UserError(f"{where}: field 'env': unknown environment {env!r} (expected one of "
+                        f"{', '.join(schema.ENVS)})")
+    _check(header, HEADER_SPECS[env], where, "")
+    if header["ended_by"] not in ENDINGS:
+        raise UserError(f"{where}: field 'ended_by': unknown ending {header['ended_by']!r}")
+    return env
+
+
+def read_episode(path: Path) -> Episode:
+    """Read and validate one episode file; a UserError names the file, line and field at fault."""
+    path = Path(path)
+    if path.name.endswith(PARTIAL_SUFFIX):
+        raise UserError(f"{path}: partial recording (interrupted before its end); "
+                        "record it again or delete it")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"{path}: cannot read trace: {error}") from None
+    if not lines:
+        raise UserError(f"{path}:1: empty file, expected a trace header")
+    header = _parse_line(lines[0], f"{path}:1")
+    env = _check_header(header, f"{path}:1")
+    spec = STEP_SPECS[env]
+    steps = []
+    for number, text in enumerate(lines[1:], start=2):
+        where = f"{path}:{number}"
+        step = _parse_line(text, where)
+        _check(step, spec, where, "")
+        if step["step"] != len(steps) + 1:
+            raise UserError(f"{where}: field 'step': expected {len(steps) + 1}, got {step['step']}")
+        steps.append(step)
+    if len(steps) != header["n_steps"]:
+        raise UserError(f"{path}:1: field 'n_steps': header says {header['n_steps']} steps, "
+                        f"the file holds {len(steps)} (truncated?)")
+    return Episode(path, header, steps)
+
+
+def trace_files(paths) -> tuple[list[Path], list[Path]]:
+    """The complete episode files named by `paths` (files or folders), and the partial ones found."""
+    complete, partial = [], []
+    for path in map(Path, paths):
+        if path.is_dir():
+            complete += sorted(path.glob(f"*{SUFFIX}"))
+            partial += sorted(path.glob(f"*{PARTIAL_SUFFIX}"))
+        elif path.exists():
+            complete.append(path)
+        else:
+            raise UserError(f"{path}: no such file or directory")
+    return complete, partial
+
+
+def episode_id(game: str, agent: str, seed: int) -> str:
+    """The identifier (and file stem) of an episode: one per game, agent and seed."""
+    return f"{game}-{agent}-s{seed}"
+
+
+def episode_path(directory: Path, episode_id: str) -> Path:
+    return Path(directory) / f"{episode_id}{SUFFIX}"
+
+
+def is_complete(path: Path) -> bool:
+    """Whether `path` holds a finished episode (one that ended, not one that was interrupted)."""
+    if not path.exists():
+        return False
+    with path.open(encoding="utf-8") as stream:
+        try:
+            header = json.loads(stream.readline())
+        except json.JSONDecodeError:
+            return False
+    return header.get("format_version") == FORMAT_VERSION and header.get("ended_by") != "interrupted"
+
+
+def _dump(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+class EpisodeWriter:
+    """Streams steps to `<id>.jsonl.partial`; `finish(header)` writes `<id>.jsonl` atomically."""
+
+    def __init__(self, directory: Path, episode_id: str, partial_header: dict):
+        self.path = episode_path(directory, episode_id)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.partial_path = self.path.with_name(f"{episode_id}{PARTIAL_SUFFIX}")
+        self._lines: list[str] = []
+        self._stream = self.partial_path.open("w", encoding="utf-8")
+        self._stream.write(_dump({"format": FORMAT, "format_version": FORMAT_VERSION, "partial": True,
+                                  **partial_header}) + "\n")
+
+    def write_step(self, record: dict) -> None:
+        line = _dump(record)
+        self._lines.append(line)
+        self._stream.write(line + "\n")
+        self._stream.flush()
+
+    def finish(self, header: dict) -> Path:
+        lines = [_dump({"format": FORMAT, "format_version": FORMAT_VERSION, **header}), *self._lines]
+        write_text_atomic(self.path, "\n".join(lines) + "\n")
+        self._stream.close()
+        self.partial_path.unlink()
+        return self.path

@@ -1,0 +1,337 @@
+"""`qtc generate` end to end on real recorded episodes (the session fixtures of conftest.py).
+
+Determinism (same bytes whatever the file order), the horizon (answers recomputed on traces cut to N
+steps), false premises (checked against the raw tables), caps and ratios, output formats, and bad
+input (a one-line message, exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import duckdb
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+import pytest
+
+from support.handmade import template
+from qtc.cli import main
+from qtc.dsl import ast as A
+from qtc.dsl.conventions import words
+from qtc.dsl.library import load_library
+from qtc.dsl.render import make_environment
+from qtc.runtime.generate.run import STANDARD_LIBRARY
+from qtc.runtime.generate.records import FIELDS, NOT_ANSWERABLE, EpisodeInfo, RecordMaker
+from qtc.runtime.generate.sampling import nearest
+from qtc.runtime.trace.store import open_store
+
+FAST = ["--max-per-template", "6", "--quiet"]  # small caps keep each run to a few seconds
+
+
+@pytest.fixture(scope="module")
+def trace_dirs(crafter_trace_dir, jericho_trace_dir) -> list[Path]:
+    return [crafter_trace_dir, jericho_trace_dir]
+
+
+def generate(out: Path, traces, *flags: str) -> list[dict]:
+    assert main(["generate", "--traces", *map(str, traces), "--out", str(out), *flags]) == 0
+    return read_jsonl(out) if out.suffix == ".jsonl" else pq.read_table(out).to_pylist()
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def summary_of(out: Path) -> dict:
+    return json.loads(out.with_name(out.stem + ".summary.json").read_text())
+
+
+# ---- determinism ----
+
+def test_same_inputs_and_seed_give_the_same_bytes_whatever_the_file_order(tmp_path, trace_dirs):
+    first = tmp_path / "a.jsonl"
+    generate(first, trace_dirs, *FAST, "--horizon", "150")
+    # The same episodes under other file names, so that they sort the other way round on disk.
+    shuffled = tmp_path / "shuffled"
+    shuffled.mkdir()
+    for name, folder in zip(("z.jsonl", "a.jsonl"), trace_dirs):
+        shutil.copy(next(folder.glob("*.jsonl")), shuffled / name)
+    second = tmp_path / "b.jsonl"
+    generate(second, [shuffled], *FAST, "--horizon", "150")
+    assert first.read_bytes() == second.read_bytes()
+    assert summary_of(first) == summary_of(second)
+    other_seed = generate(tmp_path / "c.jsonl", trace_dirs, *FAST, "--horizon", "150", "--seed", "7")
+    assert {r["id"] for r in other_seed} != {r["id"] for r in read_jsonl(first)}
+
+
+def test_parquet_holds_the_same_records_and_is_reproducible(tmp_path, crafter_trace_dir):
+    jsonl = generate(tmp_path / "qa.jsonl", [crafter_trace_dir], *FAST)
+    parquet = generate(tmp_path / "qa.parquet", [crafter_trace_dir], *FAST)
+    generate(tmp_path / "again.parquet", [crafter_trace_dir], *FAST)
+    assert (tmp_path / "qa.parquet").read_bytes() == (tmp_path / "again.parquet").read_bytes()
+    for row in parquet:
+        row["bindings"] = {k: v for k, v in row["bindings"].items() if v is not None}
+    assert parquet == jsonl
+    assert pq.read_schema(tmp_path / "qa.parquet").names == list(FIELDS)
+
+
+# ---- the records ----
+
+def test_every_record_has_every_field_with_its_type_and_readers_agree(tmp_path, trace_dirs):
+    out = tmp_path / "qa.jsonl"
+    records = generate(out, trace_dirs, *FAST)
+    assert {r["env"] for r in records} == {"crafter", "jericho"}
+    types = {"difficulty": (str, type(None)), "accepted_answers": list, "adversarial": bool, "bindings": dict,
+             "evidence": list, "horizon": type(None), "seed": int}
+    for record in records:
+        assert list(record) == list(FIELDS)
+        for name in FIELDS:
+            assert isinstance(record[name], types.get(name, str)), (name, record)
+        assert record["accepted_answers"][0] == record["answer"]
+        assert (record["answer"] == NOT_ANSWERABLE) == record["adversarial"] == (not record["evidence"])
+        assert all(isinstance(v, str) for v in record["bindings"].values())
+    assert len({r["id"] for r in records}) == len(records)
+    # One line per question, read as it is by DuckDB and by pyarrow (which pandas and datasets use).
+    assert duckdb.connect().execute(f"SELECT count(*) FROM read_json_auto('{out}')").fetchone()[0] == len(records)
+    assert pa_json.read_json(out, read_options=pa_json.ReadOptions(block_size=1 << 12)).num_rows == len(records)
+    pandas = pytest.importorskip("pandas")
+    assert len(pandas.read_json(out, lines=True)) == len(records)
+
+
+def test_answers_are_the_tables_own(tmp_path, trace_dirs, trace_db):
+    records = generate(tmp_path / "qa.jsonl", trace_dirs, *FAST)
+    checked = 0
+    for env in ("crafter", "jericho"):
+        rows = trace_db.execute(f"SELECT episode_id, step, action FROM {env}_steps").fetchall()
+        actions = {(episode, step): action for episode, step, action in rows}
+        for r in records:
+            if r["template_id"] == f"{env}.action_at":
+                assert r["answer"] == actions[(r["episode_id"], int(r["bindings"]["t"]))]
+                assert r["evidence"] == [int(r["bindings"]["t"])]
+                checked += 1
+    assert checked >= 6
+
+
+# ---- the horizon ----
+
+def truncate(trace: Path, steps: int, folder: Path) -> None:
+    """A copy of an episode file holding its first `steps` steps only, as if recording had stopped there."""
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    if header["n_steps"] > steps:
+        header.update(n_steps=steps, ended_by="step_limit")
+        if header["death_step"] is not None and header["death_step"] > steps:
+            header.update(death_step=None, death_cause=None)
+    folder.mkdir(exist_ok=True)
+    (folder / trace.name).write_text("\n".join([json.dumps(header), *lines[1:steps + 1]]) + "\n", encoding="utf-8")
+
+
+def test_no_question_touches_a_step_beyond_the_horizon(tmp_path, trace_dirs):
+    horizon = 24  # within both episodes (zork1 30 steps, Crafter 196)
+    records = generate(tmp_path / "qa.jsonl", trace_dirs, "--horizon", str(horizon), "--adversarial-ratio", "0.3",
+                       *FAST)
+    assert records and all(r["horizon"] == horizon for r in records)
+    assert all(step <= horizon for r in records for step in r["evidence"])
+    # The same templates over traces cut to N steps, with every candidate: each question is one of
+    # them, with the same answer, evidence and text.
+    cut = tmp_path / "cut"
+    for folder in trace_dirs:
+        for trace in folder.glob("*.jsonl"):
+            truncate(trace, horizon, cut)
+    con = open_store(cut)
+    episodes = {e: EpisodeInfo(env, game, n) for e, env, game, n in
+                con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
+    by_template = defaultdict(list)
+    for record in records:
+        by_template[record["template_id"]].append(record)
+    compiled = {c.id: c for c in load_library([STANDARD_LIBRARY]).compiled}
+    for template_id, questions in by_template.items():
+        result = con.execute(compiled[template_id].sql)
+        rows = [dict(zip([d[0] for d in result.description], row)) for row in result.fetchall()]
+        maker = RecordMaker(compiled[template_id], episodes, horizon, questions[0]["seed"], make_environment())
+        recomputed = {maker.row_id(row): row for row in rows}
+        for question in questions:
+            assert question["id"] in recomputed, (template_id, question["bindings"])
+            again = maker.make(recomputed[question["id"]], question["id"])
+            assert (again["answer"], again["evidence"], again["question"]) == \
+                   (question["answer"], question["evidence"], question["question"]), template_id
+    assert len(by_template) >= 20
+
+
+# ---- false premises ----
+
+def occurring_values(con, domain: A.Expr, episode: str, horizon: int) -> set[str]:
+    """The values a parameter's own domain holds on an episode within the horizon, computed from the raw
+    tables in Python (not by the compiler) for the forms the library uses: `table.column`,
+    `(table | where COND).column`, `words(...)` and `flatten(...)`."""
+    if isinstance(domain, A.Call) and domain.function in ("words", "flatten"):
+        values = occurring_column(con, domain.args[0], episode, horizon)
+        return {str(v) for value in values for v in (words(value) if domain.function == "words" else value or [])}
+    return {str(v) for v in occurring_column(con, domain, episode, horizon)}
+
+
+def occurring_column(con, field: A.Expr, episode: str, horizon: int) -> list:
+    relation = getattr(field, "base", None)
+    condition = relation.condition if isinstance(relation, A.Where) else None
+    table = relation.base if condition is not None else relation
+    assert isinstance(field, A.Field) and isinstance(table, A.Name) and table.ref[0] == "table", \
+        f"teach this test the domain at line {field.span.line}"
+    result = con.execute(f"SELECT * FROM {table.ref[1].sql_name} WHERE episode_id = ? AND step <= ?", [episode, horizon])
+    columns = [d[0] for d in result.description]
+    rows = [dict(zip(columns, row)) for row in result.fetchall()]
+    return [row[field.name] for row in rows if condition is None or holds(con, condition, row, episode)]
+
+
+def holds(con, e: A.Expr, row: dict, episode: str):
+    """A `where` condition on one row: the few forms the library's parameter domains use."""
+    if isinstance(e, A.Name) and e.ref[0] == "column":
+        return row[e.name]
+    if isinstance(e, A.Literal):
+        return e.value
+    if isinstance(e, A.Unary) and e.op == "not":
+        return not holds(con, e.operand, row, episode)
+    if isinstance(e, A.Binary):
+        left, right = holds(con, e.left, row, episode), holds(con, e.right, row, episode)
+        return {"==": left == right, "!=": left != right, "<": left < right, "<=": left <= right,
+                ">": left > right, ">=": left >= right, "and": left and right, "or": left or right}[e.op]
+    if isinstance(e, A.In) and isinstance(e.container, A.Field) and e.container.base.ref == ("vocab", None):
+        game = con.execute("SELECT game FROM episodes WHERE episode_id = ?", [episode]).fetchone()[0]
+        kind = con.execute("SELECT list(value) FROM vocab WHERE game = ? AND kind = ?", [game, e.container.name])
+        return (holds(con, e.item, row, episode) in kind.fetchone()[0]) != e.negated
+    raise AssertionError(f"teach this test the condition at line {e.span.line}")
+
+
+def test_every_adversarial_premise_is_false_on_its_trace_within_the_horizon(tmp_path, trace_dirs, trace_db):
+    horizon = 120
+    out = tmp_path / "qa.jsonl"
+    records = generate(out, trace_dirs, "--horizon", str(horizon), "--adversarial-ratio", "0.5", *FAST)
+    adversarial = [r for r in records if r["adversarial"]]
+    assert {r["env"] for r in adversarial} == {"crafter", "jericho"}
+    library = {c.id: c for c in load_library([STANDARD_LIBRARY]).compiled}
+    for record in adversarial:
+        template = library[record["template_id"]].checked.template
+        domains = {p.name: p.domain for p in template.params}
+        # The question presumes its value occurred: for some adversarial parameter it never did.
+        assert any(record["bindings"][clause.param] not in
+                   occurring_values(trace_db, domains[clause.param], record["episode_id"], horizon)
+                   for clause in template.adversarials), (record["template_id"], record["bindings"])
+    summary = summary_of(out)
+    asked = {t["template_id"]: t for t in summary["templates"]}
+    assert all(asked[r["template_id"]]["adversarial_dropped"] == 0 for r in adversarial)
+
+
+def template_folder(tmp_path: Path, body: str, **settings) -> Path:
+    """A folder holding one Crafter template around `body` (handmade.template)."""
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "t.qtpl").write_text(template("crafter", body, **settings))
+    return folder
+
+
+def test_a_true_premise_is_dropped_and_counted(tmp_path, crafter_trace_dir, trace_db):
+    # An adversarial domain that wrongly includes the actions the agent took.
+    folder = template_folder(tmp_path, """
+  param action: steps.action
+  question "When did you first take the action '{{ action }}'?"
+  answer first(steps | where action == $action).step
+  evidence first(steps | where action == $action).step
+  adversarial action: vocab.action""", answer_type="step")
+    out = tmp_path / "qa.jsonl"
+    records = generate(out, [crafter_trace_dir], "--templates", str(folder), "--adversarial-ratio", "0.5", "--quiet")
+    taken = {a for (a,) in trace_db.execute("SELECT DISTINCT action FROM crafter_steps").fetchall()}
+    vocabulary = {v for (v,) in trace_db.execute("SELECT value FROM vocab WHERE game = 'crafter' AND kind = 'action'")
+                  .fetchall()}
+    report = summary_of(out)["templates"][0]
+    assert report["adversarial_dropped"] == len(taken)
+    assert report["adversarial_candidates"] == len(vocabulary - taken) > 0
+    assert {r["bindings"]["action"] for r in records if r["adversarial"]} <= vocabulary - taken
+
+
+# ---- balance ----
+
+def test_caps_per_template_and_per_category_and_the_adversarial_ratio(tmp_path, trace_dirs):
+    out = tmp_path / "qa.jsonl"
+    records = generate(out, trace_dirs, "--max-per-template", "5", "--per-category", "12",
+                       "--adversarial-ratio", "0.4", "--quiet")
+    per_template = Counter(r["template_id"] for r in records)
+    per_category = Counter(r["category"] for r in records)
+    assert max(per_template.values()) <= 5 and max(per_category.values()) <= 12
+    summary = summary_of(out)
+    reports = {t["template_id"]: t for t in summary["templates"]}
+    for template_id, report in reports.items():
+        assert report["questions"] == per_template.get(template_id, 0)
+        assert report["adversarial_questions"] <= nearest(0.4 * report["questions"])
+        assert report["asked"] == 5
+    # A category's questions are shared evenly among the templates that could give more.
+    for category in per_category:
+        own = [t for t in reports.values() if t["category"] == category]
+        capped = [t["questions"] for t in own if t["limited_by"] == "category cap"]
+        others = [t["questions"] for t in own if t["limited_by"] != "category cap"]
+        if capped:
+            assert max(capped) - min(capped) <= 1 and all(q <= max(capped) for q in others)
+    assert sum(c["questions"] for c in summary["categories"]) == summary["questions"] == len(records)
+
+
+def test_a_template_without_candidates_is_reported_not_silent(tmp_path, crafter_trace_dir, capsys):
+    folder = template_folder(tmp_path, """
+  require count(steps) > 100000
+  question "How many steps did you take?"
+  answer count(steps)
+  evidence steps.step""")
+    out = tmp_path / "qa.jsonl"
+    assert main(["generate", "--traces", str(crafter_trace_dir), "--templates", str(folder), "--out", str(out)]) == 0
+    (report,) = summary_of(out)["templates"]
+    assert report["questions"] == 0 and report["limited_by"] == "candidates"
+    assert report["episodes_without_candidates"] == ["crafter-scripted-s0"]
+    assert "crafter.t: no candidates on 1 of 1 episode(s): crafter-scripted-s0" in capsys.readouterr().out
+
+
+# ---- bad input ----
+
+@pytest.mark.parametrize("flags, message", [
+    (["--max-per-template", "0"], "--max-per-template must be at least 1, got 0"),
+    (["--per-category", "-3"], "--per-category must be at least 1, got -3"),
+    (["--horizon", "0"], "--horizon must be at least 1, got 0"),
+    (["--adversarial-ratio", "1.5"], "--adversarial-ratio must be between 0 and 1, got 1.5"),
+    (["--out", "qa.csv"], "qa.csv: the output must end in .jsonl or .parquet"),
+    (["--templates", "nowhere"], "no such file or folder: nowhere"),
+])
+def test_malformed_options_are_rejected_with_a_message(flags, message, crafter_trace_dir, capsys, tmp_path,
+                                                       monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate", "--traces", str(crafter_trace_dir), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err == f"qtc generate: error: {message}\n"
+    assert not (tmp_path / "qa.jsonl").exists()
+
+
+def test_values_argparse_cannot_read_exit_2(crafter_trace_dir, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["generate", "--traces", str(crafter_trace_dir), "--seed", "forty-two"])
+    assert exit_.value.code == 2 and "invalid int value: 'forty-two'" in capsys.readouterr().err
+
+
+def test_bad_templates_and_traces_are_user_errors(tmp_path, crafter_trace_dir, capsys):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "x.qtpl").write_text("template crafter.bad {\n  env crafter\n  category single_hop\n  answer_type step\n"
+                                "  param t: steps.stepp\n  question \"{{ t }}\"\n  answer $t\n  evidence $t\n}\n")
+    empty, broken = tmp_path / "empty", tmp_path / "broken"
+    empty.mkdir()
+    broken.mkdir()
+    (broken / "x.jsonl").write_text("{not json\n")
+    cases = [
+        (["--traces", str(crafter_trace_dir), "--templates", str(bad)], "the first at"),
+        (["--traces", str(crafter_trace_dir), "--templates", str(empty)], "no .qtpl templates found in"),
+        (["--traces", str(broken)], "not valid JSON"),
+        (["--traces", str(empty)], "no episodes in"),
+        (["--traces", str(tmp_path / "nowhere")], "no such file or folder"),
+    ]
+    for flags, message in cases:
+        assert main(["generate", *flags, "--out", str(tmp_path / "qa.jsonl")]) == 2, flags
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "qa.jsonl").exists()

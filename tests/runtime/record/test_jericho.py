@@ -1,0 +1,112 @@
+"""The Jericho recorder against the game: a replay in a fresh env, rooms, moves, valid actions."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jericho
+import pytest
+
+from qtc.runtime.record.agents import WalkthroughAgent
+from qtc.runtime.record.jericho_actions import jericho_util, use_offline_spacy
+from qtc.runtime.record.jericho import (JerichoSession, command_direction, current_room, display_names,
+                                          room_title)
+from qtc.runtime.record.episodes import record_episode
+from qtc.runtime.trace.format import read_episode
+
+
+def _episode(directory: Path):
+    (path,) = directory.glob("*.jsonl")
+    return read_episode(path)
+
+
+def test_replay_in_a_fresh_env_matches_every_step(jericho_trace_dir, zork1_rom):
+    episode = _episode(jericho_trace_dir)
+    env = jericho.FrotzEnv(str(zork1_rom), seed=episode.header["seed"])
+    observation, _ = env.reset()
+    assert episode.header["initial"]["observation"] == observation
+    assert episode.header["initial"]["room"] == current_room(env).num
+    for step in episode.steps:
+        observation, reward, done, info = env.step(step["action"])
+        assert step["obs_after"] == observation
+        assert (step["score"], step["reward"], step["moves"], step["done"]) == \
+            (info["score"], reward, info["moves"], done)
+        assert step["room_after"] == current_room(env).num
+        assert step["inventory_after"] == sorted(item.name.strip() for item in env.get_inventory())
+
+
+def test_steps_chain_before_and_after(jericho_trace_dir):
+    episode = _episode(jericho_trace_dir)
+    previous = episode.header["initial"]
+    assert episode.steps[0]["obs_before"] == previous["observation"]
+    for before, after in zip(episode.steps, episode.steps[1:]):
+        assert after["obs_before"] == before["obs_after"]
+        assert after["room_before"] == before["room_after"]
+        assert after["inventory_before"] == before["inventory_after"]
+    for step in episode.steps:
+        assert step["moved"] == (step["room_before"] != step["room_after"])
+        assert (step["direction"] is not None) <= step["moved"]
+
+
+def test_valid_actions_are_found_offline(jericho_trace_dir):
+    first = _episode(jericho_trace_dir).steps[0]
+    assert first["valid_actions"] == sorted(first["valid_actions"])
+    assert {"north", "open mailbox", "south", "west"} <= set(first["valid_actions"])
+    use_offline_spacy()
+    assert (jericho_util.spacy_nlp.meta["lang"], jericho_util.spacy_nlp.meta["version"]) == ("en", "3.8.0")
+
+
+def test_valid_actions_do_not_depend_on_the_hash_seed(tmp_path, zork1_rom):
+    script = ("import sys; from pathlib import Path; from qtc.runtime.record.agents import WalkthroughAgent; "
+              "from qtc.runtime.record.jericho import JerichoSession; "
+              "from qtc.runtime.record.episodes import record_episode; "
+              "s = JerichoSession(Path(sys.argv[1]), None, 'walkthrough'); "
+              "record_episode(s, WalkthroughAgent(s.env.get_walkthrough()), Path(sys.argv[2]), 6)")
+    outputs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / hash_seed
+        subprocess.run([sys.executable, "-c", script, str(zork1_rom), str(out)], check=True,
+                       env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        outputs.append(next(out.glob("*.jsonl")).read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_whole_walkthrough_without_the_finder(tmp_path, zork1_rom):
+    session = JerichoSession(zork1_rom, None, "walkthrough", record_valid_actions=False)
+    path = record_episode(session, WalkthroughAgent(session.env.get_walkthrough()), tmp_path, 1000)
+    episode = read_episode(path)
+    assert episode.header["ended_by"] == "done"
+    assert episode.steps[-1]["score"] == session.env.get_max_score()
+    assert all(step["valid_actions"] is None for step in episode.steps)
+    rooms = episode.header["rooms"]
+    names = [room["display_name"] for room in rooms]
+    assert len(names) == len(set(names))
+    forests = sorted(room["display_name"] for room in rooms if room["name"] == "Forest")
+    assert forests == ["Forest (1)", "Forest (2)"]
+    by_name = {room["name"]: room["display_name"] for room in rooms}
+    assert by_name["Living "] == "Living Room" and by_name[""] == "Cyclops Room"
+    # The vocabulary names a room by its title where the episode saw it, never by a clipped name.
+    assert "Living Room" in episode.header["vocab"]["room"] and "Living" not in episode.header["vocab"]["room"]
+    assert "brass lantern" in episode.header["vocab"]["item"]
+
+
+@pytest.mark.parametrize("command, direction", [
+    ("n", "north"), ("North", "north"), ("go north", "north"), ("walk to the west", "west"),
+    ("climb up", "up"), ("U", "up"), ("go upstairs", "up"), ("enter house", "in"), ("exit", "out"),
+    ("ne", "northeast"), ("climb tree", None), ("open window", None), ("get egg", None), ("", None),
+])
+def test_command_direction(command, direction):
+    assert command_direction(command) == direction
+
+
+def test_room_titles_and_display_names():
+    assert room_title("Living ", "Living Room\nYou are in the living room.") == "Living Room"
+    assert room_title("AragaFalls", "Aragain Falls\nYou are at the top of the falls.") == "Aragain Falls"
+    assert room_title("Shore", "Shore, in the magic boat\nYou are on the shore.") == "Shore"
+    assert room_title("Attic", "It is pitch black. You are likely to be eaten by a grue.") == "Attic"
+    assert room_title("Loud ", "look look ...") == "Loud"
+    assert display_names({7: "Forest", 3: "Clearing", 9: "Forest"}) == \
+        {7: "Forest (1)", 3: "Clearing", 9: "Forest (2)"}

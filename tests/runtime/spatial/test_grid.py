@@ -1,0 +1,253 @@
+"""The Crafter grid primitives: against brute force on random grids, against Crafter's own movement
+rule, on hand-drawn maps with answers worked out by hand, and on a recorded episode whose map changes."""
+
+from __future__ import annotations
+
+import crafter
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qtc.dsl import crafter_data
+from qtc.runtime.spatial.grid import CrafterMaps, MapState, nearest, walk_end
+
+NAMES = crafter_data.MATERIALS
+ID = {name: i for i, name in enumerate(NAMES)}
+NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1))
+
+
+# ---- brute force: no frontiers, no array shifts; relax until nothing changes ----
+
+def brute_distances(passable: np.ndarray, start) -> dict:
+    width, height = passable.shape
+    distances = {start: 0}
+    changed = True
+    while changed:
+        changed = False
+        for x in range(width):
+            for y in range(height):
+                if not passable[x, y]:
+                    continue
+                for dx, dy in NEIGHBOURS:
+                    if (x + dx, y + dy) in distances and distances[(x + dx, y + dy)] + 1 < distances.get((x, y), 10**9):
+                        distances[(x, y)] = distances[(x + dx, y + dy)] + 1
+                        changed = True
+    return distances
+
+
+# Walkability straight from Crafter's data, not through qtc's crafter_data: the oracle stays independent.
+WALKABLE = tuple(crafter.constants.walkable)
+
+
+def brute_passable(materials, known):
+    return known & np.isin(materials, [ID[m] for m in WALKABLE])
+
+
+def brute_nearest(materials, known, start, material: str, distances: dict | None = None):
+    """(distance, goals, targets) by enumerating every cell, or None."""
+    if distances is None:
+        distances = brute_distances(brute_passable(materials, known), start)
+    width, height = materials.shape
+
+    def is_target(x, y):
+        return 0 <= x < width and 0 <= y < height and known[x, y] and materials[x, y] == ID[material]
+
+    walkable = material in WALKABLE
+    goals = {cell: d for cell, d in distances.items()
+             if (is_target(*cell) if walkable else any(is_target(cell[0] + dx, cell[1] + dy) for dx, dy in NEIGHBOURS))}
+    if not goals:
+        return None
+    best = min(goals.values())
+    nearest_goals = sorted(c for c, d in goals.items() if d == best)
+    targets = sorted({(gx + dx, gy + dy) for gx, gy in nearest_goals for dx, dy in ((0, 0),) + NEIGHBOURS
+                      if is_target(gx + dx, gy + dy) and (walkable == ((dx, dy) == (0, 0)))})
+    return best, nearest_goals, targets
+
+
+materials_ids = st.sampled_from([ID[m] for m in ("grass", "grass", "sand", "path", "tree", "water", "stone",
+                                                 "lava", "coal", "table")])
+
+
+@st.composite
+def grids(draw):
+    width, height = draw(st.integers(1, 7)), draw(st.integers(1, 7))
+    cells = draw(st.lists(materials_ids, min_size=width * height, max_size=width * height))
+    materials = np.array(cells, dtype=np.int16).reshape(width, height)
+    known = np.array(draw(st.lists(st.booleans(), min_size=width * height, max_size=width * height))).reshape(width, height)
+    start = (draw(st.integers(0, width - 1)), draw(st.integers(0, height - 1)))
+    known[start] = True  # the player always sees where it stands
+    return materials, known, start
+
+
+@settings(max_examples=300, deadline=None)
+@given(grids(), st.sampled_from(["tree", "water", "grass", "sand", "lava", "table", "coal"]), st.booleans())
+def test_nearest_matches_brute_force(grid, material, everything_known):
+    materials, known, start = grid
+    if everything_known:
+        known = np.ones_like(known)
+    maps = CrafterMaps(NAMES, materials, np.zeros((0, 4), dtype=np.int64), {1: start}, np.zeros((0, 4), dtype=np.int64))
+    found = nearest(MapState(known, materials, maps.passable(known, materials)), start, ID[material],
+                    material in crafter_data.WALKABLE)
+    expected = brute_nearest(materials, known, start, material)
+    if expected is None:
+        assert found is None
+    else:
+        assert (found.distance, list(found.goals), list(found.targets)) == expected
+    if everything_known:  # the answers a template reads, through the episode's maps
+        answers = maps.nearest(1, material, "all")
+        if expected is None:
+            assert answers is None
+        else:
+            distance, goals, targets = expected
+            ways = {("right" if tx > start[0] else "left") if abs(tx - start[0]) > abs(ty - start[1]) else
+                    ("down" if ty > start[1] else "up") if abs(ty - start[1]) > abs(tx - start[0]) else None
+                    for tx, ty in targets}
+            assert (answers.distance, answers.routes, answers.direction) == (
+                distance, [(gx - start[0], gy - start[1]) for gx, gy in goals], ways.pop() if len(ways) == 1 else None)
+
+
+def crafter_walk(materials, start, direction: str, tiles: int):
+    """Crafter's own Player.move on a world holding these materials: the terrain after `tiles` moves if
+    each move succeeds and lava (death) is not entered before the last, else None."""
+    width, height = materials.shape
+    world = crafter.engine.World((width, height), crafter.constants.materials, (12, 12))
+    world.reset(seed=0)
+    for x in range(width):
+        for y in range(height):
+            world[(x, y)] = NAMES[materials[x, y]]
+    player = crafter.objects.Player(world, start)
+    world.add(player)
+    entered = []
+    for _ in range(tiles):
+        if not player.move(crafter_data.MOVES[f"move_{direction}"]):
+            return None
+        entered.append(world[player.pos][0])
+    return None if "lava" in entered[:-1] else entered[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(grids(), st.sampled_from(["left", "right", "up", "down"]), st.integers(1, 4))
+def test_walk_follows_crafters_movement_rule(grid, direction, tiles):
+    materials, _, start = grid
+    everything = np.ones(materials.shape, dtype=bool)
+    offset = crafter_data.MOVES[f"move_{direction}"]
+    assert walk_end(materials, everything, start, offset, tiles, NAMES) == crafter_walk(materials, start, direction, tiles)
+
+
+# ---- a hand-drawn map ----
+
+LEGEND = {".": "grass", "T": "tree", "W": "water", "S": "stone", "L": "lava", "P": "path", "t": "table"}
+HAND_MAP = """
+TT.W
+...W
+..S.
+L...
+"""  # the player stands at (1, 2), below the second tree
+
+
+def drawn(text: str) -> np.ndarray:
+    rows = [line for line in text.strip("\n").splitlines()]
+    return np.array([[ID[LEGEND[ch]] for ch in row] for row in rows], dtype=np.int16).T
+
+
+def maps_of(text: str, position, changes=(), views=()) -> CrafterMaps:
+    return CrafterMaps(NAMES, drawn(text), np.array(changes, dtype=np.int64).reshape(-1, 4),
+                       {step: position for step in range(1, 10)}, np.array(views, dtype=np.int64).reshape(-1, 4))
+
+
+def answers(maps: CrafterMaps, step: int, material: str, cells: str = "all"):
+    found = maps.nearest(step, material, cells)
+    return None if found is None else (found.distance, found.routes, found.direction)
+
+
+def test_hand_drawn_map_answers():
+    maps = maps_of(HAND_MAP, (1, 2))
+    # The tree above: one move up to stand below it, facing up.
+    assert answers(maps, 1, "tree") == (1, [(0, -1)], "up")
+    # Water: stand at (2, 1), one right and one up, with the water to the right.
+    assert answers(maps, 1, "water") == (2, [(1, -1)], "right")
+    # Stone: already next to it.
+    assert answers(maps, 1, "stone") == (0, [(0, 0)], "right")
+    # Lava at (0, 3): two equally short places to stand, and the lava lies diagonally: no direction.
+    assert answers(maps, 1, "lava") == (1, [(-1, 0), (0, 1)], None)
+    assert answers(maps, 1, "diamond") is None
+    everything = np.ones((4, 4), dtype=bool)
+    assert walk_end(drawn(HAND_MAP), everything, (1, 2), (0, 1), 1, NAMES) == "grass"
+    assert walk_end(drawn(HAND_MAP), everything, (1, 2), (1, 0), 1, NAMES) is None  # stone blocks
+    assert walk_end(drawn(HAND_MAP), everything, (1, 2), (-1, 0), 2, NAMES) is None  # off the map
+    row = drawn(".PL.")
+    assert walk_end(row, np.ones(row.shape, dtype=bool), (0, 0), (1, 0), 2, NAMES) == "lava"
+    assert walk_end(row, np.ones(row.shape, dtype=bool), (0, 0), (1, 0), 3, NAMES) is None  # dead in the lava
+
+
+def test_a_placed_table_is_walked_around():
+    field = """
+.....
+.....
+SSSSW
+"""
+    # At step 2 the player places a table at (2, 1), on the straight way to the water; the map before
+    # step 3 has it, and the way to stand above the water goes round it through the top row.
+    maps = maps_of(field, (0, 1), changes=[(2, 2, 1, ID["table"])])
+    assert answers(maps, 2, "water") == (4, [(4, 0)], "right")
+    assert answers(maps, 3, "water") == (6, [(4, 0)], "right")
+    assert answers(maps, 2, "table") is None
+    assert answers(maps, 3, "table") == (1, [(1, 0)], "right")
+
+
+def test_seen_cells_only_and_as_last_seen():
+    open_field = """
+.....
+.T...
+.....
+"""
+    every_cell = [(0, x, y, ID["grass"]) for x in range(5) for y in range(3) if (x, y) != (1, 1)]
+    # Step 0's view shows the whole field with the tree; the tree is felled at step 2 out of view.
+    maps = maps_of(open_field, (4, 1), changes=[(2, 1, 1, ID["grass"])],
+                   views=every_cell + [(0, 1, 1, ID["tree"])])
+    assert answers(maps, 3, "tree", "all") is None
+    assert answers(maps, 3, "tree", "seen") == (2, [(-2, 0)], "left")
+    # Only the player's row was seen: the way round through unseen cells does not count.
+    wall = """
+..S..
+T.S..
+.....
+"""
+    row_seen = [(0, x, 0, ID[LEGEND[c]]) for x, c in enumerate("..S..")]
+    maps = maps_of(wall, (4, 0), views=row_seen + [(0, 0, 1, ID["tree"])])
+    assert maps.state(1, "seen").known.sum() == 6
+    assert answers(maps, 1, "tree", "seen") is None  # the tree was seen, but no seen way leads to it
+    assert answers(maps, 1, "tree", "all") == (6, [(-4, 2), (-3, 1)], "left")
+
+
+# ---- a recorded episode: the primitives in DuckDB against brute force on Crafter's live map ----
+
+def test_recorded_episode_against_the_live_map(crafter_recording, trace_db):
+    episode = trace_db.execute("SELECT episode_id FROM episodes WHERE env = 'crafter'").fetchall()[0][0]
+    initial = live_ids(crafter_recording.maps[0])
+    differs_from_initial = False
+    for step, live in crafter_recording.maps.items():
+        if step + 1 >= len(crafter_recording.live):
+            continue
+        state = crafter_recording.live[step]  # the live state after `step`: before step + 1
+        start = (state["x"], state["y"])
+        materials = live_ids(live)
+        everything = np.ones(materials.shape, dtype=bool)
+        distances = brute_distances(brute_passable(materials, everything), start)
+        initial_distances = brute_distances(brute_passable(initial, everything), start)
+        for material in ("tree", "water", "stone", "table", "coal", "sand", "lava"):
+            expected = brute_nearest(materials, everything, start, material, distances)
+            got = trace_db.execute("SELECT qtc_nearest_distance(?, ?, ?, 'all')",
+                                   [episode, step + 1, material]).fetchall()[0][0]
+            assert got == (None if expected is None else expected[0]), (step, material)
+            beside = any(0 <= start[0] + dx < materials.shape[0] and 0 <= start[1] + dy < materials.shape[1]
+                         and live[start[0] + dx, start[1] + dy] == material for dx, dy in NEIGHBOURS)
+            assert trace_db.execute("SELECT qtc_next_to(?, ?, ?)", [episode, step + 1, material]).fetchall()[0][0] == beside
+            on_initial = brute_nearest(initial, everything, start, material, initial_distances)
+            differs_from_initial |= on_initial != expected
+    # The episode fells trees and places a table: answers on the map as it was differ from the reset map.
+    assert differs_from_initial
+
+
+def live_ids(names: np.ndarray) -> np.ndarray:
+    return np.vectorize(ID.__getitem__)(names).astype(np.int16)

@@ -1,0 +1,189 @@
+"""The trace store: loading, derived tables, malformed input, the CLI, resume and interruption."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from qtc.cli import main
+from qtc.dsl import schema
+from qtc.errors import UserError
+from qtc.runtime.record.agents import Choice
+from qtc.runtime.record.crafter import CrafterSession
+from qtc.runtime.record.episodes import EpisodeSpec, record_episode, record_episodes
+from qtc.runtime.trace.store import load_traces, open_store
+from qtc.runtime.trace.format import is_complete, read_episode
+
+
+def test_every_schema_table_exists_with_its_columns(trace_db):
+    for table in schema.TABLES:
+        columns = [row[0] for row in trace_db.execute(f"DESCRIBE {table.sql_name}").fetchall()]
+        assert columns == [c.name for c in table.all_columns]
+
+
+def test_loaded_rows_match_the_traces(trace_db, jericho_trace_dir):
+    episode = read_episode(next(jericho_trace_dir.glob("*.jsonl")))
+    eid = episode.header["episode_id"]
+    assert trace_db.execute("SELECT count(*) FROM jericho_steps WHERE episode_id = ?", [eid]).fetchone()[0] \
+        == len(episode.steps)
+    # zork1's walkthrough takes the egg up the tree at step 4.
+    assert trace_db.execute("SELECT step, change FROM jericho_item_events WHERE item = 'jewel-encrusted egg' "
+                            "ORDER BY step LIMIT 1").fetchone() == (4, "gained")
+    entered = trace_db.execute("SELECT room FROM jericho_room_events WHERE step = 0 AND change = 'entered'")
+    assert entered.fetchone()[0] == episode.header["initial"]["room"]
+    moves = trace_db.execute("SELECT count(*) FROM jericho_steps WHERE moved").fetchone()[0]
+    assert trace_db.execute("SELECT count(*) FROM jericho_room_events WHERE step > 0").fetchone()[0] == 2 * moves
+    kinds = dict(trace_db.execute("SELECT kind, count(*) FROM vocab WHERE game = 'crafter' GROUP BY kind").fetchall())
+    assert kinds["material"] == 12 and kinds["achievement"] == 22 and kinds["action"] == 17
+    assert trace_db.execute("SELECT count(*) FROM crafter_inventory WHERE step = 0").fetchone()[0] == 16
+
+
+def test_a_database_file_reopens_read_only(tmp_path, crafter_trace_dir):
+    db = tmp_path / "t.duckdb"
+    assert main(["load", str(crafter_trace_dir), "--db", str(db)]) == 0
+    con = open_store(db)
+    assert con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
+    with pytest.raises(duckdb.Error):
+        con.execute("DELETE FROM episodes")
+
+
+def _copy(source_dir: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    source = next(source_dir.glob("*.jsonl"))
+    target = tmp_path / source.name
+    shutil.copy(source, target)
+    return target, target.read_text().splitlines()
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _edit(line: str, **changes) -> str:
+    record = json.loads(line)
+    for key, value in changes.items():
+        if value is KeyError:
+            del record[key]
+        else:
+            record[key] = value
+    return json.dumps(record)
+
+
+def _load_error(path: Path) -> str:
+    with pytest.raises(UserError) as error:
+        load_traces(duckdb.connect(), [path])
+    return str(error.value)
+
+
+def test_truncated_file(tmp_path, jericho_trace_dir):
+    path, lines = _copy(jericho_trace_dir, tmp_path)
+    _write(path, lines[:-1] + [lines[-1][:40]])
+    cut = lines[-1][:40]
+    try:
+        json.loads(cut)
+    except json.JSONDecodeError as error:
+        reason = f"{error.msg} at column {error.colno}"
+    assert _load_error(path) == f"{path}:{len(lines)}: not valid JSON ({reason}); the file may be truncated"
+
+
+def test_missing_lines(tmp_path, jericho_trace_dir):
+    path, lines = _copy(jericho_trace_dir, tmp_path)
+    _write(path, lines[:-2])
+    assert _load_error(path) == (f"{path}:1: field 'n_steps': header says {len(lines) - 1} steps, "
+                                 f"the file holds {len(lines) - 3} (truncated?)")
+
+
+def test_missing_field(tmp_path, crafter_trace_dir):
+    path, lines = _copy(crafter_trace_dir, tmp_path)
+    _write(path, [lines[0], _edit(lines[1], terrain_after=KeyError), *lines[2:]])
+    assert _load_error(path) == f"{path}:2: missing field 'terrain_after'"
+
+
+def test_wrong_type(tmp_path, crafter_trace_dir):
+    path, lines = _copy(crafter_trace_dir, tmp_path)
+    step = json.loads(lines[3])
+    step["inventory"]["wood"] = "3"
+    _write(path, [*lines[:3], json.dumps(step), *lines[4:]])
+    assert _load_error(path) == f"{path}:4: field 'inventory.wood': expected integer, got string"
+
+
+def test_unknown_format_version(tmp_path, jericho_trace_dir):
+    path, lines = _copy(jericho_trace_dir, tmp_path)
+    _write(path, [_edit(lines[0], format_version=99), *lines[1:]])
+    assert _load_error(path) == (f"{path}:1: field 'format_version': unsupported version 99 "
+                                 "(this qtc reads version 1)")
+
+
+def test_a_bad_file_loads_nothing(tmp_path, jericho_trace_dir, crafter_trace_dir):
+    bad, lines = _copy(jericho_trace_dir, tmp_path)
+    _write(bad, [lines[0], _edit(lines[1], moved="yes"), *lines[2:]])
+    con = duckdb.connect()
+    with pytest.raises(UserError, match=r":2: field 'moved': expected boolean, got string"):
+        load_traces(con, [crafter_trace_dir, bad])
+    assert con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0] == 0
+
+
+def test_cli_reports_errors_without_traceback(tmp_path, crafter_trace_dir, capsys):
+    path, lines = _copy(crafter_trace_dir, tmp_path)
+    _write(path, [_edit(lines[0], env="nethack"), *lines[1:]])
+    assert main(["load", str(path), "--db", str(tmp_path / "x.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"qtc load: error: {path}:1: field 'env': unknown environment 'nethack' "
+                   "(expected one of jericho, crafter)\n")
+    assert main(["sql", "SELECT nope FROM episodes", str(crafter_trace_dir)]) == 2
+    assert capsys.readouterr().err.startswith("qtc sql: error: SQL error: Binder Error")
+
+
+def test_cli_sql_prints_a_table(crafter_trace_dir, capsys):
+    assert main(["sql", "SELECT episode_id, ended_by FROM episodes", str(crafter_trace_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "crafter-scripted-s0" in out and "death" in out
+
+
+class Stopping:
+    """Plays noop, then raises `error` at step `at` (Ctrl-C or a crash)."""
+    name = "test"
+
+    def __init__(self, at: int, error: BaseException):
+        self.at, self.error, self.calls = at, error, 0
+
+    def choose(self, state):
+        self.calls += 1
+        if self.calls == self.at:
+            raise self.error
+        return Choice("noop")
+
+
+def test_interrupt_leaves_a_marked_episode_and_a_crash_a_partial_one(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        record_episode(CrafterSession(1, "test", 20), Stopping(5, KeyboardInterrupt()), tmp_path, 20)
+    path = tmp_path / "crafter-test-s1.jsonl"
+    episode = read_episode(path)
+    assert (episode.header["ended_by"], episode.header["n_steps"]) == ("interrupted", 4)
+    assert not is_complete(path) and not list(tmp_path.glob("*.partial"))
+    with pytest.raises(RuntimeError):
+        record_episode(CrafterSession(2, "test", 20), Stopping(3, RuntimeError("crash")), tmp_path, 20)
+    partial = tmp_path / "crafter-test-s2.jsonl.partial"
+    assert len(partial.read_text().splitlines()) == 3  # the marked header and two steps
+    report = load_traces(duckdb.connect(), [tmp_path])
+    assert (report.episodes, report.partial_skipped) == (1, [partial])
+    with pytest.raises(UserError, match="partial recording"):
+        read_episode(partial)
+
+
+def test_recording_many_episodes_resumes(tmp_path):
+    made = []
+
+    def spec(seed: int) -> EpisodeSpec:
+        def make():
+            made.append(seed)
+            return CrafterSession(seed, "test", 5), Stopping(0, RuntimeError())
+        return EpisodeSpec(f"crafter-test-s{seed}", make)
+
+    recorded, skipped = record_episodes([spec(1), spec(2)], tmp_path, 5, show_progress=False)
+    assert (len(recorded), skipped, made) == (2, [], [1, 2])
+    recorded, skipped = record_episodes([spec(1), spec(2), spec(3)], tmp_path, 5, show_progress=False)
+    assert (len(recorded), len(skipped), made) == (1, 2, [1, 2, 3])
