@@ -59,9 +59,10 @@ def _problems_of(compiled, store, horizon) -> list[str]:
         if candidate.answer is None or not candidate.evidence:
             problems.append(f"{where}: answerable without an answer or evidence: {candidate}")
             continue
-        if candidate.evidence != sorted(set(candidate.evidence)) or not 1 <= candidate.evidence[0] <= \
+        # Step 0 is the start state (docs/qa-format.md): "had you been in B" rests on it when B is where you began.
+        if candidate.evidence != sorted(set(candidate.evidence)) or not 0 <= candidate.evidence[0] <= \
                 candidate.evidence[-1] <= last:
-            problems.append(f"{where}: evidence {candidate.evidence} outside steps 1..{last}")
+            problems.append(f"{where}: evidence {candidate.evidence} outside steps 0..{last}")
             continue
         if compiled.answer_type == "step" and candidate.answer not in candidate.evidence:
             problems.append(f"{where}: step answer {candidate.answer} is not an evidence step {candidate.evidence}")
