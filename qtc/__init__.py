@@ -1,8 +1,10 @@
 """qtc: a question-template compiler for agent memory benchmarks.
 
-The code lives in the subpackages `qtc.dsl` (the language: parse, check, compile, reference evaluator)
-and `qtc.runtime` (recorders, trace store, spatial primitives, generator, evaluation); `qtc.cli` is the
-command line.
+The language is `qtc.dsl` (the folder `dsl/`: parse, check, compile, and an independent reference
+evaluator) with its grammar in `qtc.grammar`; the standard library of templates is `qtc.templates`; the
+runtime, one subpackage per stage of the workflow (record, trace, spatial, generate, qa, evaluate), is
+`qtc.runtime`. This package holds the command line (`qtc.cli`, `qtc.commands`), the user-facing error
+(`qtc.errors`) and atomic file writes (`qtc.files`). docs/architecture.md draws the stages.
 """
 
 __version__ = "0.1.0"
