@@ -1,22 +1,43 @@
-"""Atomic file writes: a reader sees the old file or the whole new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the whole new one, never half of one.
+
+The new file gets the permissions any other tool would give it (0666 less the umask); a temporary file
+from `tempfile` alone would be 0600, unreadable to the rest of a group sharing the outputs.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def _umask() -> int:
+    mask = os.umask(0)  # the only way to read it; set straight back
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path beside `path` to write to; on success it replaces `path`, else it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
+        yield Path(temporary)
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
-        os.unlink(temporary)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    with atomic_path(path) as temporary, open(temporary, "w", encoding="utf-8") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
