@@ -1,33 +1,33 @@
-"""The `qtc` command line: one subcommand per module in qtc.commands."""
+"""The `qtc` command line: one subcommand per module in qtc.commands, listed in workflow order.
+
+Building the parser imports only the command modules, which import what they use inside run(), so
+`qtc --help` and `qtc CMD --help` load no DuckDB, Arrow, Jinja, Lark, NumPy or game.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import sys
 
-from .errors import UserError
+from .commands import answer, compile, demo, generate, load, paraphrase, play, score, sql
+from .commands._options import flag
+from .errors import InvalidOption, UserError
 
-from . import commands
-
-
-def command_modules() -> list:
-    """Every module of qtc.commands, each a subcommand: it defines COMMAND (its name), HELP,
-    add_arguments(parser) and run(args) -> exit code. Found, not listed, so adding a command is one file."""
-    names = sorted(info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_"))
-    return [importlib.import_module(f"qtc.commands.{name}") for name in names]
+# Each module defines COMMAND (its name), HELP, add_arguments(parser) and run(args) -> exit code. The
+# order is the workflow's: record episodes, load them, check templates, generate questions, reword them,
+# answer them, score the answers; then the tools: ad hoc SQL over any store, and the demo of it all.
+COMMANDS = (play, load, compile, generate, paraphrase, answer, score, sql, demo)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     parser = argparse.ArgumentParser(
         prog="qtc", description="Question-template compiler for agent memory benchmarks.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = {}
-    for module in command_modules():
-        sub = commands.add_parser(module.COMMAND, help=module.HELP, description=module.__doc__,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                  epilog=getattr(module, "EXAMPLES", None))
+    for module in COMMANDS:
+        sub = subparsers.add_parser(module.COMMAND, help=module.HELP, description=module.__doc__,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter,
+                                    epilog=getattr(module, "EXAMPLES", None))
         module.add_arguments(sub)
         modules[module.COMMAND] = module
     return parser, modules
@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return modules[args.command].run(args)
+    except InvalidOption as error:  # the library names the option's field; the user typed its flag
+        print(f"qtc {args.command}: error: {flag(error.field)} {error.message}", file=sys.stderr)
+        return 2
     except UserError as error:
         print(f"qtc {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
-from qtc.errors import UserError
+from qtc.errors import InvalidOption, UserError
 
 MAX_BACKOFF_SECONDS = 30.0
 MAX_RETRY_AFTER_SECONDS = 60.0
@@ -36,14 +36,15 @@ class ChatClient:
                  attempts: int = 6, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep):
         import openai
 
-        try:
-            self._client = openai.OpenAI(
-                base_url=base_url, timeout=timeout, max_retries=0,
-                # A local server needs no key, but the client insists on one.
-                api_key=os.environ.get("OPENAI_API_KEY") or ("none" if base_url else None))
-        except openai.OpenAIError as error:
-            raise UserError(f"cannot make an OpenAI client: {error} (set OPENAI_API_KEY or give --base-url)") \
-                from None
+        for field, value in (("timeout", timeout), ("attempts", attempts)):
+            if value <= 0:
+                raise InvalidOption(field, f"must be positive, got {value}")
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key and base_url is None:
+            raise InvalidOption("base_url", "is not given and OPENAI_API_KEY is not set: name a server that "
+                                            "needs no key, or set the key")
+        # A local server needs no key, but the client insists on one.
+        self._client = openai.OpenAI(base_url=base_url, timeout=timeout, max_retries=0, api_key=key or "none")
         self.model = model
         self.endpoint = str(self._client.base_url)
         self._attempts = attempts
@@ -128,35 +129,3 @@ def json_values(text: str) -> RepliedJSON:
             continue
         values.append(value)
         position = end
-
-
-def add_endpoint_arguments(parser) -> None:
-    """The flags that name a model and its endpoint, shared by the commands that ask one."""
-    parser.add_argument("--model", required=True, help="model name sent to the endpoint")
-    parser.add_argument("--base-url", help="OpenAI-compatible API base URL (default: the openai client's: "
-                                           "OPENAI_BASE_URL, else OpenAI's); the key is read from OPENAI_API_KEY")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="time limit of one request (default 120)")
-    parser.add_argument("--attempts", type=int, default=6, metavar="N",
-                        help="tries per request on rate limits, server errors and timeouts (default 6)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def client_from_args(args) -> ChatClient:
-    for flag, value in (("--timeout", args.timeout), ("--attempts", args.attempts)):
-        if value <= 0:
-            raise UserError(f"{flag} must be positive, got {value}")
-    return ChatClient(args.model, args.base_url, timeout=args.timeout, attempts=args.attempts)
-
-
-def request_progress(label: str, unit: str, quiet: bool):
-    """A progress bar of done / total, with the recent rate in `unit`s per second."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        def render(self, task) -> Text:
-            return Text(f"{task.speed:.2f} {unit}/s" if task.speed else f"- {unit}/s")
-
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeElapsedColumn(),
-                    disable=quiet)

@@ -1,1 +1,2 @@
-"""The subcommands of `qtc`, one module each."""
+"""The subcommands of `qtc`, one module each (listed in workflow order in qtc/cli.py); `_options.py` holds
+what the commands that ask a model share."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ._options import add_endpoint_arguments, client_from_args, request_progress
+
 COMMAND = "answer"
 HELP = "ask a model the questions of a QA set (resumable)"
 EXAMPLES = """examples:
@@ -24,8 +26,6 @@ EXAMPLES = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from qtc.runtime.chat import add_endpoint_arguments
-
     parser.add_argument("--qa", type=Path, required=True, help="QA set (.jsonl or .parquet)")
     parser.add_argument("--traces", type=Path, nargs="+", required=True, metavar="PATH",
                         help="trace files or folders, or one .duckdb database, holding the questions' episodes")
@@ -42,7 +42,6 @@ def run(args: argparse.Namespace) -> int:
     from qtc.errors import UserError
     from qtc.runtime.evaluate.ask import Answerer, pending_questions, plan_batches
     from qtc.runtime.qa.appendlog import AppendLog
-    from qtc.runtime.chat import client_from_args, request_progress
     from qtc.runtime.evaluate.context import ContextMode
     from qtc.runtime.qa.questions import read_questions
     from qtc.runtime.trace.store import open_store

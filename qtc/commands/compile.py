@@ -11,9 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from qtc.dsl.library import load_library
 from qtc.errors import UserError
-from qtc.files import write_text_atomic
 
 COMMAND = "compile"
 HELP = "check and compile .qtpl templates to DuckDB SQL"
@@ -31,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from qtc.dsl.library import load_library
+    from qtc.files import write_text_atomic
+
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")

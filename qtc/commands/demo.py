@@ -20,8 +20,6 @@ import shlex
 from pathlib import Path
 
 from qtc.errors import UserError
-from qtc.runtime.qa.write import summary_path
-from qtc.runtime.generate.sampling import seeded_key
 
 from . import generate, play
 
@@ -70,6 +68,8 @@ def run_command(module, argv: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from qtc.runtime.qa.write import summary_path
+
     traces, qa = args.out / "traces", args.out / "qa.jsonl"
     run_command(play, ["crafter", "--agent", "scripted", "--seed", str(CRAFTER_SEED), "--max-steps", str(STEPS),
                        "--out", str(traces)])
@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
 def samples(records: list[dict]) -> list[dict]:
     """One answerable question per category, in category order, then one adversarial; chosen by the seed."""
+    from qtc.runtime.generate.sampling import seeded_key
+
     answerable, adversarial = {}, []
     for record in sorted(records, key=lambda r: seeded_key(SEED, "sample", r["id"])):
         if record["adversarial"]:

@@ -19,13 +19,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.table import Table
 
-from qtc.runtime.generate.run import STANDARD_LIBRARY, Generation, Options, generate
-from qtc.runtime.qa.write import check_output_path, summary_path, write_qa, write_summary
+    from qtc.runtime.generate.run import Generation
 
 SUMMARY_WIDTH = 140  # the tables' width when the output is not a terminal (rich would use 80)
 COMMAND = "generate"
@@ -40,7 +39,7 @@ EXAMPLES = """examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traces", nargs="+", required=True, metavar="PATH",
                         help="trace files, folders of them, or a .duckdb database made by qtc load")
-    parser.add_argument("--templates", nargs="+", type=Path, default=[STANDARD_LIBRARY], metavar="PATH",
+    parser.add_argument("--templates", nargs="+", type=Path, metavar="PATH",
                         help=".qtpl files or folders (default: the standard library)")
     parser.add_argument("--seed", type=int, default=42, help="sampling seed (default 42)")
     parser.add_argument("--max-per-template", type=int, default=100, metavar="N",
@@ -56,9 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from qtc.runtime.generate.run import STANDARD_LIBRARY, Options, generate
+    from qtc.runtime.qa.write import check_output_path, summary_path, write_qa, write_summary
+
     check_output_path(args.out)
-    options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates), args.seed, args.max_per_template,
-                      args.per_category, args.horizon, args.adversarial_ratio)
+    options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
+                      args.max_per_template, args.per_category, args.horizon, args.adversarial_ratio)
     console = Console(stderr=True)
     columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TextColumn("template x episode runs"),
                TimeElapsedColumn())
@@ -81,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_summary(generation: Generation) -> None:
+    from rich.console import Console
+
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, SUMMARY_WIDTH)
@@ -110,6 +117,8 @@ def print_summary(generation: Generation) -> None:
 
 def _table(title: str, *columns: str) -> Table:
     """A table whose first column is a name (left-aligned) and the others numbers, but a last text column."""
+    from rich.table import Table
+
     table = Table(title=title)
     for position, column in enumerate(columns):
         text = position == 0 or column == "limited by"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ._options import add_endpoint_arguments, client_from_args, request_progress
+
 COMMAND = "paraphrase"
 HELP = "paraphrase question wording through a model, keeping the meaning"
 EXAMPLES = """examples:
@@ -21,8 +23,6 @@ EXAMPLES = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from qtc.runtime.chat import add_endpoint_arguments
-
     parser.add_argument("--qa", type=Path, required=True, help="QA set (.jsonl or .parquet)")
     add_endpoint_arguments(parser)
     parser.add_argument("--ratio", type=float, default=0.5, help="share of the questions to paraphrase (default 0.5)")
@@ -35,7 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from qtc.errors import UserError
-    from qtc.runtime.chat import client_from_args, request_progress
     from qtc.runtime.generate.paraphrase import paraphrase_questions
     from qtc.runtime.qa.questions import read_questions
     from qtc.runtime.qa.write import check_output_path, write_qa

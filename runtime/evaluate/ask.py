@@ -19,14 +19,14 @@ from typing import Callable
 
 import duckdb
 
-from qtc.errors import UserError
+from qtc.errors import InvalidOption, UserError
 
 from qtc.runtime.qa.answers import Answer, read_answers
 from qtc.runtime.qa.appendlog import AppendLog
 from qtc.runtime.chat import ChatClient, Completion, json_values, strip_fences
 from .context import ContextMode, Shown, render_context, shown_steps
 from qtc.runtime.qa.questions import Question
-from qtc.runtime.generate.records import NOT_ANSWERABLE
+from qtc.runtime.qa.format import NOT_ANSWERABLE
 
 # Completion tokens allowed per request: a little for the JSON around the answers, and enough per
 # answer for the longest answers asked (a sentence of reasoning, an observation).
@@ -185,8 +185,8 @@ def pending_questions(questions: list[Question], out: Path, model: str, mode: Co
     """The questions `out` does not answer yet, and how many it does; a half-written last line is mended."""
     existing = read_answers(out, repair=True)
     if existing.answers and (existing.model, existing.context) != (model, str(mode)):
-        raise UserError(f"{out} holds answers of model {existing.model} with context {existing.context}; "
-                        f"give another --out for {model} with context {mode}")
+        raise InvalidOption("out", f"{out} holds answers of model {existing.model} with context {existing.context}; "
+                                   f"name another file for {model} with context {mode}")
     pending = [q for q in questions if q.id not in existing.answers]
     return pending, len(questions) - len(pending)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import duckdb
 
 from qtc.dsl.render import displacement_text
-from qtc.errors import UserError
+from qtc.errors import InvalidOption
 
 from qtc.dsl import crafter_data
 
@@ -52,7 +52,7 @@ class ContextMode:
         kind, _, count = text.partition(":")
         if kind == "last" and count.isdigit() and int(count) > 0:
             return cls("last", int(count))
-        raise UserError(f"--context {text!r}: expected full, evidence or last:N with N a positive integer")
+        raise InvalidOption("context", f"{text!r}: expected full, evidence or last:N with N a positive integer")
 
     def __str__(self) -> str:
         return f"last:{self.last}" if self.kind == "last" else self.kind

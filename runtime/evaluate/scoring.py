@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Callable
 
 from qtc.runtime.qa.questions import Question
-from qtc.runtime.generate.records import NOT_ANSWERABLE
+from qtc.runtime.qa.format import NOT_ANSWERABLE
 
 # After normalization, with trailing full stops and exclamation marks dropped.
 NOT_ANSWERABLE_FORMS = frozenset({

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from qtc.errors import UserError
+from qtc.errors import InvalidOption
 
 from qtc.runtime.qa.appendlog import AppendLog, read_log
 from qtc.runtime.chat import ChatClient, json_values, strip_fences
@@ -97,7 +97,7 @@ def read_reply(text: str) -> str:
 def selected(questions: list[Question], ratio: float, seed: int) -> set[str]:
     """The ids of round(ratio x n) questions, chosen by seeded hashes of their ids."""
     if not 0 < ratio <= 1:
-        raise UserError(f"--ratio must be in (0, 1], got {ratio}")
+        raise InvalidOption("ratio", f"must be in (0, 1], got {ratio}")
     ranked = sorted(questions, key=lambda q: seeded_key(seed, "paraphrase", q.id))
     return {q.id for q in ranked[:round(ratio * len(questions))]}
 

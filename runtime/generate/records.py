@@ -15,12 +15,9 @@ import jinja2
 
 from qtc.dsl.compile import CompiledTemplate
 from qtc.dsl.render import RenderError, answer_text, render_question
+from qtc.runtime.qa.format import NOT_ANSWERABLE
 
 from .sampling import seeded_index
-
-NOT_ANSWERABLE = "not answerable"
-FIELDS = ("id", "episode_id", "env", "game", "template_id", "category", "difficulty", "answer_type", "question",
-          "answer", "accepted_answers", "adversarial", "bindings", "evidence", "horizon", "seed", "template_hash")
 
 
 class InvalidRecord(Exception):

@@ -5,7 +5,7 @@ a seeded cap on bindings per episode (raised while the template falls short of w
 false premises of its adversarial candidates checked in the same statement (premises.py). Candidates
 are then ordered by seeded hashes and spread over episodes, mixed with adversarial ones at the asked
 ratio, cut to the per-template and per-category caps (sampling.py) and rendered only as far as they
-are needed (qa_records.py). Nothing depends on the order of files, rows or sets.
+are needed (records.py). Nothing depends on the order of files, rows or sets.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import qtc.templates
 from qtc.dsl.compile import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE, CompiledTemplate
 from qtc.dsl.library import load_library
 from qtc.dsl.render import RenderError, make_environment
-from qtc.errors import UserError
+from qtc.errors import InvalidOption, UserError
 
 from .premises import PREMISE_COLUMN, with_premise_check
 from .records import EpisodeInfo, InvalidRecord, RecordMaker
@@ -49,15 +49,15 @@ class Options:
     adversarial_ratio: float = 0.2
 
     def check(self) -> None:
-        """Raise a UserError naming the first bad option."""
-        for flag, value in (("--max-per-template", self.max_per_template), ("--per-category", self.per_category),
-                            ("--horizon", self.horizon)):
+        """Raise an InvalidOption naming the first bad field, or a UserError for a missing path."""
+        for name, value in (("max_per_template", self.max_per_template), ("per_category", self.per_category),
+                            ("horizon", self.horizon)):
             if value is not None and value < 1:
-                raise UserError(f"{flag} must be at least 1, got {value}")
+                raise InvalidOption(name, f"must be at least 1, got {value}")
         if not 0 <= self.adversarial_ratio <= 1:
-            raise UserError(f"--adversarial-ratio must be between 0 and 1, got {self.adversarial_ratio}")
+            raise InvalidOption("adversarial_ratio", f"must be between 0 and 1, got {self.adversarial_ratio}")
         if not self.traces:
-            raise UserError("no traces given (--traces PATH...)")
+            raise InvalidOption("traces", "is empty: give trace files or folders")
         missing = [str(p) for p in (*self.traces, *self.templates) if not Path(p).exists()]
         if missing:
             raise UserError(f"no such file or folder: {', '.join(missing)}")

@@ -13,17 +13,9 @@ from qtc.dsl.check import CATEGORIES
 from qtc.dsl.types import ANSWER_TYPES
 from qtc.errors import UserError
 
-from qtc.runtime.generate.records import NOT_ANSWERABLE
 from qtc.runtime.trace.format import _check, _parse_line
 
-# The record's fields and their JSON types, in the order of docs/qa-format.md.
-QUESTION_SPEC = {
-    "id": "str", "episode_id": "str", "env": "str", "game": "str", "template_id": "str",
-    "category": "str", "difficulty": ("null", "str"), "answer_type": "str", "question": "str",
-    "answer": "str", "accepted_answers": ("list", "str"), "adversarial": "bool",
-    "bindings": ("dict", "str"), "evidence": ("list", "int"), "horizon": ("null", "int"),
-    "seed": "int", "template_hash": "str",
-}
+from .format import NOT_ANSWERABLE, QUESTION_SPEC
 
 
 @dataclass(frozen=True)

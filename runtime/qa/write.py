@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from qtc.errors import UserError
 
 from qtc.files import write_text_atomic
-from qtc.runtime.generate.records import FIELDS
+from .format import FIELDS
 
 SUFFIXES = (".jsonl", ".parquet")
 

@@ -8,9 +8,12 @@ pure function of its seed and the states it is shown, so recordings are reproduc
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import dataclass
+
+from qtc.runtime.chat import ChatClient, json_values
+
+REPLY_TOKENS = 256  # an action and a sentence or two of reason
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class ScriptedCrafterAgent:
     name = "scripted"
 
     def __init__(self, seed: int):
-        from . import crafter_data
+        from qtc.dsl import crafter_data
         self._data = crafter_data
         self._rng = random.Random(seed)
         self._heading = "move_left"
@@ -155,14 +158,13 @@ class ScriptedCrafterAgent:
 
 
 class LLMAgent:
-    """Asks an OpenAI-compatible chat model for {"action": ..., "reason": ...} at every step."""
+    """Asks an OpenAI-compatible chat model for {"action": ..., "reason": ...} at every step, through the
+    one model client (runtime/chat.py: retries, one-line errors, JSON read out of a chatty reply)."""
 
     name = "llm"
 
     def __init__(self, base_url: str, model: str, env: str, actions: tuple[str, ...] = ()):
-        from openai import OpenAI
-        self._client = OpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY", "none"))
-        self._model = model
+        self._client = ChatClient(model, base_url)
         self._env = env
         self._actions = actions
         self._history: list[dict] = []
@@ -181,16 +183,12 @@ class LLMAgent:
         system = ("You play a game. Reply with a JSON object {\"action\": ..., \"reason\": ...} where "
                   "reason is one or two sentences explaining the action.")
         self._history.append({"role": "user", "content": self._prompt(state)})
-        reply = self._client.chat.completions.create(
-            model=self._model, messages=[{"role": "system", "content": system}, *self._history[-10:]],
-            response_format={"type": "json_object"})
-        text = reply.choices[0].message.content or ""
+        text = self._client.complete([{"role": "system", "content": system}, *self._history[-10:]],
+                                     REPLY_TOKENS).text
         self._history.append({"role": "assistant", "content": text})
-        try:
-            answer = json.loads(text)
-            action, reason = str(answer["action"]).strip(), answer.get("reason")
-        except (json.JSONDecodeError, KeyError, TypeError):
-            action, reason = "", None
+        answer = next((v for v in json_values(text).values if isinstance(v, dict) and "action" in v), None)
+        action = "" if answer is None else str(answer["action"]).strip()
+        reason = None if answer is None else answer.get("reason")
         if self._actions and action not in self._actions:
             # A Crafter action must be one of the game's; an unusable reply becomes a logged no-op.
             return Choice("noop", f"unusable reply: {text[:200]}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from qtc.runtime.qa.format import NOT_ANSWERABLE
 from qtc.runtime.qa.questions import Question
-from qtc.runtime.generate.records import NOT_ANSWERABLE
 
 
 def question(id: str, question: str = "", answer: str = "yes", answer_type: str = "yesno", *,

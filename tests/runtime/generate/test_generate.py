@@ -24,8 +24,9 @@ from qtc.dsl.conventions import words
 from qtc.dsl.library import load_library
 from qtc.dsl.render import make_environment
 from qtc.runtime.generate.run import STANDARD_LIBRARY
-from qtc.runtime.generate.records import FIELDS, NOT_ANSWERABLE, EpisodeInfo, RecordMaker
+from qtc.runtime.generate.records import EpisodeInfo, RecordMaker
 from qtc.runtime.generate.sampling import nearest
+from qtc.runtime.qa.format import FIELDS, NOT_ANSWERABLE
 from qtc.runtime.trace.store import open_store
 
 FAST = ["--max-per-template", "6", "--quiet"]  # small caps keep each run to a few seconds

@@ -1,0 +1,56 @@
+"""The command line: the commands listed in workflow order, help that loads none of the heavy libraries,
+and the library's option errors shown with the flags the user typed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from qtc.cli import main
+from qtc.errors import InvalidOption
+
+WORKFLOW = ("play", "load", "compile", "generate", "paraphrase", "answer", "score", "sql", "demo")
+HEAVY = ("duckdb", "pyarrow", "jinja2", "lark", "numpy", "crafter", "jericho")
+
+# Run in a fresh interpreter: `qtc --help`, then `qtc CMD --help` for each command named in argv; print the
+# help texts and the top-level modules loaded by then.
+HELP_PROBE = """
+import contextlib, io, json, sys
+from qtc.cli import main
+helps = {}
+for argv in [["--help"]] + [[command, "--help"] for command in sys.argv[1:]]:
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+    helps[" ".join(argv)] = text.getvalue()
+print(json.dumps({"helps": helps, "modules": sorted({name.partition(".")[0] for name in sys.modules})}))
+"""
+
+
+def test_help_lists_the_workflow_and_loads_nothing_heavy():
+    result = subprocess.run([sys.executable, "-c", HELP_PROBE, *WORKFLOW], capture_output=True, text=True,
+                            check=True, env={**os.environ, "COLUMNS": "100"})
+    probe = json.loads(result.stdout)
+    assert sorted(set(HEAVY) & set(probe["modules"])) == []
+    assert re.findall(r"^    (\w+)", probe["helps"]["--help"], re.MULTILINE) == list(WORKFLOW)
+    for command in WORKFLOW:
+        assert probe["helps"][f"{command} --help"].startswith(f"usage: qtc {command} ")
+
+
+def test_a_bad_option_names_its_field_in_the_library_and_its_flag_on_the_command_line(tmp_path, capsys):
+    from qtc.runtime.generate.run import Options
+
+    with pytest.raises(InvalidOption, match=r"^max_per_template must be at least 1, got 0$") as refused:
+        Options((tmp_path,), max_per_template=0).check()
+    assert refused.value.field == "max_per_template"
+    assert main(["generate", "--traces", str(tmp_path), "--max-per-template", "0",
+                 "--out", str(tmp_path / "qa.jsonl")]) == 2
+    assert capsys.readouterr().err == "qtc generate: error: --max-per-template must be at least 1, got 0\n"
