@@ -8,16 +8,14 @@ would be closer to a JSON object, but the datasets library cannot load one.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from qtc.errors import UserError
+from qtc.files import atomic_path, write_text_atomic
 
-from qtc.files import write_text_atomic
 from .format import FIELDS
 
 SUFFIXES = (".jsonl", ".parquet")
@@ -60,13 +58,5 @@ def _write_parquet(path: Path, records: list[dict]) -> None:
     types = {**_COLUMN_TYPES, "bindings": pa.struct([(name, pa.string()) for name in names])}
     schema = pa.schema([(name, types.get(name, pa.string())) for name in FIELDS])
     table = pa.Table.from_pylist(records, schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Written beside the target and renamed into place, so a reader never sees half a file.
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
+    with atomic_path(path) as temporary:
         pq.write_table(table, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
