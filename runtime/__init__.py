@@ -9,6 +9,6 @@
     score     evaluate/  answers -> scores, Accuracy and F1 with intervals
 
 `chat.py` is the one client for OpenAI-compatible models (retries, JSON read out of replies), used by
-the LLM agent, answering and paraphrasing. The runtime imports the language (`qtc.dsl`) and
-`qtc.errors`/`qtc.files`; the language never imports the runtime, and nothing here parses flags.
+the LLM agent, answering and paraphrasing. The runtime imports the language (`qtc.dsl`), the standard
+library (`qtc.templates`) and `qtc.errors`/`qtc.files`; the language never imports the runtime, and nothing here parses flags.
 """

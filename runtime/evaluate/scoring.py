@@ -36,7 +36,11 @@ _QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2
 
 def normalize(text: str) -> str:
     """Lowercase, parenthesized spans dropped, whitespace trimmed and collapsed, surrounding quotes
-    stripped (repeatedly)."""
+    stripped (repeatedly).
+
+    >>> normalize('  "The  Lamp (brass)" '), normalize("'`wood`'")
+    ('the lamp', 'wood')
+    """
     text = text.lower()
     while _PARENTHESIZED.search(text):
         text = _PARENTHESIZED.sub(" ", text)
@@ -101,7 +105,11 @@ def score_string(reference: str, prediction: str, env: str) -> float:
 # --- numbers ------------------------------------------------------------------------------------------
 
 def parse_number(text: str) -> float | None:
-    """'1', '1.0', ' 1 ', '50%', '1,000', 'three' -> the number (a trailing % is dropped, not divided)."""
+    """'1', '1.0', ' 1 ', '50%', '1,000', 'three' -> the number (a trailing % is dropped, not divided).
+
+    >>> [parse_number(text) for text in ("1", " 1.0 ", "50%", "1,000", "three", "lamp")]
+    [1.0, 1.0, 50.0, 1000.0, 3.0, None]
+    """
     t = _bare(text).removesuffix("%").strip()
     if t in NUMBER_WORDS:
         return float(NUMBER_WORDS[t])
@@ -155,7 +163,11 @@ def score_float(reference: str, prediction: str, env: str) -> float:
 # --- names --------------------------------------------------------------------------------------------
 
 def term(text: str) -> str:
-    """A game name as words: normalized, underscores and hyphens as spaces, no leading article."""
+    """A game name as words: normalized, underscores and hyphens as spaces, no leading article.
+
+    >>> term("The Brass_Lantern."), term("a wood-pickaxe")
+    ('brass lantern', 'wood pickaxe')
+    """
     t = " ".join(_bare(text).replace("_", " ").replace("-", " ").split())
     for article in ARTICLES:
         t = t.removeprefix(article)
@@ -178,7 +190,11 @@ CRAFTER_DIRECTIONS = {"west": "left", "east": "right", "north": "up", "south": "
 
 def jericho_command(text: str) -> str:
     """A command as the game's parser reads it: without articles, its first word unabbreviated, and
-    'go <direction>' as '<direction>'."""
+    'go <direction>' as '<direction>'.
+
+    >>> jericho_command("x the lamp"), jericho_command("Go n")
+    ('examine lamp', 'north')
+    """
     words = [w for w in term(text).split() if w + " " not in ARTICLES]
     if words:
         words[0] = JERICHO_ABBREVIATIONS.get(words[0], words[0])
@@ -211,7 +227,11 @@ _ROOM_NUMBER = re.compile(r"\s*\((\d+)\)$")
 def room(text: str) -> tuple[str, int | None]:
     """A room's name and the number that tells rooms of one name apart ('Forest (2)'), if it has one.
     The number is kept although normalization drops parenthesized spans: without it 'Forest (1)'
-    would match 'Forest (2)'."""
+    would match 'Forest (2)'.
+
+    >>> room("Forest (2)"), room("the West of House.")
+    (('forest', 2), ('west of house', None))
+    """
     t = _unquote(" ".join(text.split())).rstrip(".!").strip()
     match = _ROOM_NUMBER.search(t)
     return term(t[:match.start()] if match else t), int(match.group(1)) if match else None
@@ -244,7 +264,11 @@ _OFFSETS = {"left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1)}
 
 def displacement(text: str) -> tuple[int, int] | None:
     """(dx, dy) of a displacement in words, its parts in any order ('3 up, 2 left'); x grows to the
-    right and y downwards, as in dsl/render.displacement_text."""
+    right and y downwards, as in dsl/render.displacement_text.
+
+    >>> displacement("3 up, 2 left"), displacement("two steps east and 1 north"), displacement("stayed in place")
+    ((-2, -3), (2, -1), (0, 0))
+    """
     t = _bare(text)
     if t in NO_MOVEMENT_FORMS:
         return 0, 0
@@ -279,7 +303,11 @@ def _elements(text: str, split_and: bool) -> Counter:
 
 def score_list(reference: str, prediction: str, env: str) -> float:
     """The same elements in any order (a multiset); 'a, b and c' is read both as three elements and,
-    for names that hold an 'and', as two."""
+    for names that hold an 'and', as two.
+
+    >>> score_list("sapling, wood", "Wood and a sapling", "crafter"), score_list("wood", "wood, wood", "crafter")
+    (1.0, 0.0)
+    """
     g = _elements(reference, split_and=False)
     return float(any(_elements(prediction, split) == g for split in (False, True)))
 

@@ -17,7 +17,12 @@ Item = TypeVar("Item")
 
 
 def seeded_key(seed: int, *names: str) -> str:
-    """A sort key: the hex SHA-256 of the seed and the names."""
+    """A sort key: the hex SHA-256 of the seed and the names, joined by a separator so that ('ab', 'c')
+    and ('a', 'bc') give different keys.
+
+    >>> seeded_key(42, "crafter.action_at", "c1")[:16], seeded_key(1, "ab", "c") == seeded_key(1, "a", "bc")
+    ('7053f6173584bf76', False)
+    """
     return hashlib.sha256("\x1f".join([str(seed), *names]).encode("utf-8")).hexdigest()
 
 
@@ -33,6 +38,10 @@ def spread_over_episodes(items: Iterable[Item], episode_of: Callable[[Item], str
     Each episode's items are shuffled by `key_of` (a seeded key); the episodes themselves come in an
     order seeded by `scope` (a template id), so that a cap on the list's length spreads the questions
     over as many episodes as it can and no episode comes first for every template.
+
+    >>> items = ["e1/1", "e1/2", "e1/3", "e2/1", "e3/1"]
+    >>> spread_over_episodes(items, lambda item: item[:2], lambda item: seeded_key(1, item), 1, "crafter.t")
+    ['e1/2', 'e2/1', 'e3/1', 'e1/1', 'e1/3']
     """
     by_episode: dict[str, list[Item]] = defaultdict(list)
     for item in items:
@@ -49,6 +58,9 @@ def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, l
 
     It stops when the next item would have to be adversarial beyond the ratio and no answerable one is
     left: a template short of answerable questions is not filled up with false premises.
+
+    >>> "".join(mix(iter("ABCDEF"), iter("xyz"), 0.25, 8)), "".join(mix(iter("AB"), iter("xyz"), 0.5, 8))
+    ('AxBCDyEF', 'xAyBz')
     """
     chosen: list[Item] = []
     adversarial_count = 0
@@ -69,7 +81,11 @@ def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, l
 
 
 def nearest(value: float) -> int:
-    """`value` rounded half up (Python's round() rounds half to even), tolerant of float error."""
+    """`value` rounded half up (Python's round() rounds half to even), tolerant of float error.
+
+    >>> nearest(2.5), round(2.5), nearest(0.29 * 50), 0.29 * 50
+    (3, 2, 15, 14.499999999999998)
+    """
     return math.floor(value + 0.5 + 1e-9)
 
 
@@ -77,7 +93,11 @@ def share(sizes: dict[str, int], total: int) -> dict[str, int]:
     """Split `total` among the keys as evenly as it goes, none above its size (water-filling).
 
     Smaller keys are served first, and what they leave goes to the larger ones; the remainder of an
-    uneven split goes to the last keys in (size, key) order, so the split is fixed by its inputs."""
+    uneven split goes to the last keys in (size, key) order, so the split is fixed by its inputs.
+
+    >>> share({"a": 1, "b": 5, "c": 5}, 8), share({"a": 2, "b": 2}, 9)
+    ({'a': 1, 'b': 3, 'c': 4}, {'a': 2, 'b': 2})
+    """
     shares = {}
     left = total
     ordered = sorted(sizes, key=lambda key: (sizes[key], key))

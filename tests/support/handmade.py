@@ -107,13 +107,17 @@ def compile_source(source: str, path: str = "test.qtpl"):
     return compiled
 
 
-def run(con, source: str, horizon: int | None = None, episode: str | None = None) -> list[dict]:
-    """The candidates of the single template in `source`, as dicts, optionally for one episode."""
-    (compiled,) = compile_source(source)
+def candidates(con, compiled, horizon: int | None = None) -> list[dict]:
+    """The candidate rows of a compiled template, as dicts, seeing the steps up to `horizon` only."""
     con.execute("RESET VARIABLE qtc_horizon" if horizon is None else f"SET VARIABLE qtc_horizon = {int(horizon)}")
     relation = con.sql(compiled.sql)
-    rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
-    return [r for r in rows if episode is None or r["episode_id"] == episode]
+    return [dict(zip(relation.columns, row)) for row in relation.fetchall()]
+
+
+def run(con, source: str) -> list[dict]:
+    """The candidates of the single template in `source`, as dicts."""
+    (compiled,) = compile_source(source)
+    return candidates(con, compiled)
 
 
 def template(env: str, body: str, answer_type: str = "integer", category: str = "single_hop") -> str:
