@@ -1,1 +1,18 @@
-"""The template language: AST, parser, checker, compiler and reference evaluator."""
+"""The template language: the templates of a .qtpl file, each to one DuckDB SQL statement.
+
+    .qtpl text
+      |  parse_source(path, text)              parse.py     -> (templates, diagnostics)
+      v
+    Template (ast.py)
+      |  check_template(template, jinja_env)   check.py     -> (CheckedTemplate or None, diagnostics)
+      v
+    CheckedTemplate: every name resolved, every expression typed
+      |  compile_template(checked)             compile.py   -> CompiledTemplate
+      v
+    CompiledTemplate: the SQL that lists every candidate question, its answer and evidence
+
+library.py runs the chain over files and keeps each diagnostic with its template. The built-in
+functions are records in functions/, read by the checker, the compiler and the reference evaluator
+(reference/): an independent second reading of a checked template, which the property tests compare
+with the SQL.
+"""

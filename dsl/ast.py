@@ -2,11 +2,13 @@
 
 Nodes are plain dataclasses with the source span they came from. The checker fills in `ty` (the value
 type) on every expression node it accepts; the compiler and the reference evaluator read those types
-and never re-derive them.
+and never re-derive them. Traversal belongs to the tree: `walk(e)` yields every node under an
+expression, and `Template.expressions()` every expression a template holds, with its clause.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +128,12 @@ class Param:
     span: Span
     ty: Type | None = field(default=None, init=False)
 
+    def expressions(self) -> Iterator[Expr]:
+        """Its domain, then its condition if it has one."""
+        yield self.domain
+        if self.condition is not None:
+            yield self.condition
+
 
 @dataclass(eq=False)
 class Let:
@@ -173,3 +181,34 @@ class Template:
     adversarials: list[Adversarial] = field(default_factory=list)
     duplicates: list[tuple[str, Span]] = field(default_factory=list)  # repeated single-valued clauses
     source: str = ""  # the template's own text, for hashing and --explain
+
+    def expressions(self) -> Iterator[tuple[str, Expr]]:
+        """Every expression root of the template, in clause order, with its clause: 'param k', 'let hits',
+        'require', 'answer', 'accept', 'evidence' or 'adversarial k'."""
+        for param in self.params:
+            for root in param.expressions():
+                yield f"param {param.name}", root
+        for let in self.lets:
+            yield f"let {let.name}", let.expr
+        for condition in self.requires:
+            yield "require", condition
+        if self.answer is not None:
+            yield "answer", self.answer
+        if self.accept is not None:
+            yield "accept", self.accept
+        for evidence in self.evidence:
+            yield "evidence", evidence
+        for adversarial in self.adversarials:
+            yield f"adversarial {adversarial.param}", adversarial.domain
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """Every expression node under `e`, `e` first (sort keys give their expressions)."""
+    yield e
+    for value in vars(e).values():
+        children = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else [value]
+        for child in children:
+            if isinstance(child, SortKey):
+                child = child.expr
+            if isinstance(child, Expr):
+                yield from walk(child)

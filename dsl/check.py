@@ -1,8 +1,9 @@
 """The checker: resolves every name of a template against the schema, types every expression, and
-reports every error it finds (R9), each with its span and, where it can, a suggestion.
+reports every error it finds, not just the first, each with its span and, where it can, a suggestion.
 
-On success every expression node carries its type (`node.ty`) and every `Name` what it refers to
-(`node.ref`); the compiler relies on both.
+`check_template(template, jinja_env) -> (checked or None, diagnostics)`. On success every expression
+node carries its type (`node.ty`) and every `Name` what it refers to (`node.ref`); the compiler relies
+on both. A call is typed by its function's record (dsl/functions/).
 """
 
 from __future__ import annotations
@@ -15,23 +16,12 @@ import jinja2.meta
 from . import ast as A
 from . import schema
 from . import types as T
-from .conventions import ORDINALS, TIE_RULES
+from .conventions import ORDINALS
 from .diagnostics import Diagnostic, choices, did_you_mean
-from .primitives import PRIMITIVES, Primitive
+from .functions import FUNCTIONS, OPTION_REASONS
+from .metadata import CATEGORIES, DIFFICULTIES, TEMPLATE_ENVS
+from .visit import Visitor
 from .vocabulary import game_values
-
-CATEGORIES = ("single_hop", "multi_hop", "induction", "spatial", "temporal", "logical")
-DIFFICULTIES = ("easy", "medium", "hard")
-TEMPLATE_ENVS = ("jericho", "crafter", "any")
-# The derived relation `runs(rel, expr)`: maximal runs of consecutive steps with equal `expr`.
-RUNS_COLUMNS = (("start", T.STEP), ("end", T.STEP), ("length", T.INTEGER))
-# Functions whose arguments after the first are evaluated per row of the first (a relation).
-ROW_SCOPED = {"argmax": 1, "argmin": 1, "runs": 1, "sum": 1, "count_distinct": 1}
-# Options a call must always give, and why there is no default.
-REQUIRED_OPTION_REASONS = {
-    "ties": "ties are never broken silently: see CONVENTIONS.md, Ties",
-    "cells": "say which map: 'seen' (what the player had seen) or 'all' (the true map); see docs/spatial.md",
-}
 
 
 @dataclass
@@ -52,7 +42,15 @@ class CheckedTemplate:
     jinja_variables: set[str] = field(default_factory=set)
 
 
-class Checker:
+def check_template(template: A.Template, jinja_env: jinja2.Environment) -> tuple[CheckedTemplate | None, list[Diagnostic]]:
+    """The checked template (None if anything is wrong), and every error found in it."""
+    checker = Checker(template, jinja_env)
+    return checker.check(), checker.diagnostics
+
+
+class Checker(Visitor):
+    """Checks one template; `visit_<Node>(e, scope)` types an expression node (through `expr`)."""
+
     def __init__(self, template: A.Template, jinja_env: jinja2.Environment):
         self.template = template
         self.jinja_env = jinja_env
@@ -290,12 +288,11 @@ class Checker:
 
     def expr(self, e: A.Expr, scope: Scope) -> T.Type | None:
         """Type `e`, record the type on the node, and report what is wrong; None after an error."""
-        method = getattr(self, f"_expr_{type(e).__name__}")
-        ty = method(e, scope)
+        ty = self.visit(e, scope)
         e.ty = ty
         return ty
 
-    def _check_literal_value(self, e: A.Expr, ty: T.Type) -> None:
+    def check_literal_value(self, e: A.Expr, ty: T.Type) -> None:
         """A string written where a value of the game is meant (`material == "tree"`) must be one: a typo
         would silently match nothing. Only games whose vocabulary is fixed can be checked here."""
         known = game_values(self.env, ty)
@@ -303,7 +300,7 @@ class Checker:
             self.error(e.span, f"'{e.value}' is not among {self.env}'s {ty}s",
                        did_you_mean(e.value, known) or f"{ty}s: {choices(known)}")
 
-    def _expr_Literal(self, e: A.Literal, scope: Scope) -> T.Type:
+    def visit_Literal(self, e: A.Literal, scope: Scope) -> T.Type:
         value = e.value
         if isinstance(value, bool):
             return T.BOOLEAN
@@ -315,7 +312,7 @@ class Checker:
             return T.STRING
         return T.NULL
 
-    def _expr_ListLiteral(self, e: A.ListLiteral, scope: Scope) -> T.Type | None:
+    def visit_ListLiteral(self, e: A.ListLiteral, scope: Scope) -> T.Type | None:
         types = [self.expr(item, scope) for item in e.items]
         if any(t is None for t in types):
             return None
@@ -330,7 +327,7 @@ class Checker:
                 return None
         return T.ListOf(element)
 
-    def _expr_ParamRef(self, e: A.ParamRef, scope: Scope) -> T.Type | None:
+    def visit_ParamRef(self, e: A.ParamRef, scope: Scope) -> T.Type | None:
         if e.name not in self.params:
             declared_later = any(p.name == e.name for p in self.template.params)
             self.error(e.span, f"unknown parameter '${e.name}'",
@@ -340,7 +337,7 @@ class Checker:
         self.used_params.add(e.name)
         return self.param_types.get(e.name)
 
-    def _expr_Name(self, e: A.Name, scope: Scope) -> T.Type | None:
+    def visit_Name(self, e: A.Name, scope: Scope) -> T.Type | None:
         if scope.row is not None and scope.row.column(e.name) is not None:
             e.ref = ("column", e.name)
             return scope.row.column(e.name)
@@ -367,7 +364,7 @@ class Checker:
         self.error(e.span, message, did_you_mean(e.name, candidates))
         return None
 
-    def _expr_Range(self, e: A.Range, scope: Scope) -> T.Type | None:
+    def visit_Range(self, e: A.Range, scope: Scope) -> T.Type | None:
         low, high = self.expr(e.low, scope), self.expr(e.high, scope)
         for side, ty in ((e.low, low), (e.high, high)):
             if ty is not None and ty not in T.NUMERIC:
@@ -377,7 +374,7 @@ class Checker:
             return None
         return T.ListOf(T.STEP if T.STEP in (low, high) else T.INTEGER)
 
-    def _expr_Field(self, e: A.Field, scope: Scope) -> T.Type | None:
+    def visit_Field(self, e: A.Field, scope: Scope) -> T.Type | None:
         if isinstance(e.base, A.Name) and e.base.name == "vocab" and not (
                 scope.row and scope.row.column("vocab")) and "vocab" not in self.lets:
             e.base.ref = ("vocab", None)
@@ -402,7 +399,7 @@ class Checker:
         self.error(e.name_span, f"'.{e.name}' needs a row or a relation, not {base}")
         return None
 
-    def _expr_Index(self, e: A.Index, scope: Scope) -> T.Type | None:
+    def visit_Index(self, e: A.Index, scope: Scope) -> T.Type | None:
         base = self.expr(e.base, scope)
         index = self.expr(e.index, scope)
         if base is None or index is None:
@@ -420,7 +417,7 @@ class Checker:
             return None
         return T.Row(base)
 
-    def _expr_Where(self, e: A.Where, scope: Scope) -> T.Type | None:
+    def visit_Where(self, e: A.Where, scope: Scope) -> T.Type | None:
         base = self.expr(e.base, scope)
         if base is None:
             return None
@@ -432,7 +429,7 @@ class Checker:
             self.error(e.condition.span, f"a 'where' condition must be boolean, not {condition}")
         return base
 
-    def _expr_Sort(self, e: A.Sort, scope: Scope) -> T.Type | None:
+    def visit_Sort(self, e: A.Sort, scope: Scope) -> T.Type | None:
         base = self.expr(e.base, scope)
         if base is None:
             return None
@@ -445,7 +442,7 @@ class Checker:
                 self.error(key.expr.span, f"a sort key must be a value, not {ty}")
         return base
 
-    def _expr_Unary(self, e: A.Unary, scope: Scope) -> T.Type | None:
+    def visit_Unary(self, e: A.Unary, scope: Scope) -> T.Type | None:
         ty = self.expr(e.operand, scope)
         if ty is None:
             return None
@@ -459,7 +456,7 @@ class Checker:
             return None
         return T.INTEGER if ty in (T.STEP, T.ORDINAL) else ty
 
-    def _expr_Binary(self, e: A.Binary, scope: Scope) -> T.Type | None:
+    def visit_Binary(self, e: A.Binary, scope: Scope) -> T.Type | None:
         left, right = self.expr(e.left, scope), self.expr(e.right, scope)
         if left is None or right is None:
             return None
@@ -476,8 +473,8 @@ class Checker:
             if e.op not in ("==", "!=") and left not in T.NUMERIC and left != T.NULL:
                 self.error(e.span, f"'{e.op}' orders numbers, not {left}")
                 return None
-            self._check_literal_value(e.right, left)
-            self._check_literal_value(e.left, right)
+            self.check_literal_value(e.right, left)
+            self.check_literal_value(e.left, right)
             return T.BOOLEAN
         if e.op == "-" and isinstance(left, T.Bag):
             if not isinstance(right, T.Bag) or not T.comparable(left.element, right.element):
@@ -494,7 +491,7 @@ class Checker:
             return T.STEP
         return T.INTEGER
 
-    def _expr_In(self, e: A.In, scope: Scope) -> T.Type | None:
+    def visit_In(self, e: A.In, scope: Scope) -> T.Type | None:
         item, container = self.expr(e.item, scope), self.expr(e.container, scope)
         if item is None or container is None:
             return None
@@ -506,46 +503,29 @@ class Checker:
             return None
         if isinstance(e.container, A.ListLiteral):
             for literal in e.container.items:
-                self._check_literal_value(literal, item)
+                self.check_literal_value(literal, item)
         return T.BOOLEAN
 
-    def _expr_Call(self, e: A.Call, scope: Scope) -> T.Type | None:
-        rule = FUNCTIONS.get(e.function)
-        if rule is None:
+    def visit_Call(self, e: A.Call, scope: Scope) -> T.Type | None:
+        function = FUNCTIONS.get(e.function)
+        if function is None:
             self.error(e.function_span, f"unknown function '{e.function}'",
                        did_you_mean(e.function, FUNCTIONS) or f"functions: {choices(FUNCTIONS)}")
             return None
-        arity, kwargs = rule.arity, rule.kwargs
+        arity, options = function.arity, function.options
         if len(e.args) not in arity:
             wanted = " or ".join(str(n) for n in arity)
             self.error(e.span, f"'{e.function}' takes {wanted} argument{'s' if max(arity) != 1 else ''}, "
-                               f"got {len(e.args)}", f"usage: {rule.usage}")
+                               f"got {len(e.args)}", f"usage: {function.usage}")
             return None
-        for name in e.kwargs:
-            if name not in kwargs:
-                self.error(e.kwargs[name].span, f"'{e.function}' has no option '{name}'",
-                           did_you_mean(name, kwargs) or (f"options: {choices(kwargs)}" if kwargs else None))
-                return None
-        for name, allowed in kwargs.items():
-            if name not in e.kwargs:
-                self.error(e.function_span, f"'{e.function}' needs '{name}=' (one of {choices(allowed)})",
-                           REQUIRED_OPTION_REASONS[name])
-                return None
-            value = e.kwargs[name]
-            if not isinstance(value, A.Name) or value.name not in allowed:
-                shown = value.name if isinstance(value, A.Name) else "this"
-                self.error(value.span, f"'{shown}' is not a value of '{name}'",
-                           (did_you_mean(shown, allowed) if isinstance(value, A.Name) else None)
-                           or f"use one of {choices(allowed)}")
-                return None
-            value.ref, value.ty = ("symbol", value.name), None
+        if not self._check_options(e, options):
+            return None
         first = self.expr(e.args[0], scope) if e.args else None
         if e.args and first is None:
             return None
         rest = []
-        row_scoped_from = ROW_SCOPED.get(e.function)
         for position, arg in enumerate(e.args[1:], start=1):
-            if row_scoped_from is not None and position >= row_scoped_from:
+            if function.per_row_from is not None and position >= function.per_row_from:
                 if not isinstance(first, T.Relation):
                     break
                 rest.append(self.expr(arg, Scope(row=first)))
@@ -553,204 +533,29 @@ class Checker:
                 rest.append(self.expr(arg, scope))
         if any(ty is None for ty in rest):
             return None
-        return rule.type(self, e, [first, *rest])
+        return function.type(self, e, [first, *rest])
 
-
-@dataclass(frozen=True)
-class FunctionRule:
-    arity: tuple[int, ...]
-    usage: str
-    type: object  # (checker, call, arg types) -> result type or None
-    kwargs: dict = field(default_factory=dict)
-
-
-def _need(checker: Checker, e: A.Call, position: int, ok: bool, wanted: str, got: T.Type) -> bool:
-    if not ok:
-        checker.error(e.args[position].span, f"'{e.function}' needs {wanted} here, not {got}",
-                      f"usage: {FUNCTIONS[e.function].usage}")
-    return ok
-
-
-def _relation_arg(checker, e, types) -> bool:
-    return _need(checker, e, 0, isinstance(types[0], T.Relation), "a relation", types[0])
-
-
-def _bag_arg(checker, e, types) -> bool:
-    hint_ok = isinstance(types[0], T.Bag)
-    return _need(checker, e, 0, hint_ok, "a column of a relation (rel.column)", types[0])
-
-
-def _text_arg(checker, e, types, position=0) -> bool:
-    return _need(checker, e, position, types[position] in T.TEXTUAL or types[position] == T.NULL,
-                 "text", types[position])
-
-
-def _count(c, e, ts):
-    return T.INTEGER if _relation_arg(c, e, ts) else None
-
-
-def _exists(c, e, ts):
-    return T.BOOLEAN if _relation_arg(c, e, ts) else None
-
-
-def _row_of(c, e, ts):
-    return T.Row(ts[0]) if _relation_arg(c, e, ts) else None
-
-
-def _nth(c, e, ts):
-    if not _relation_arg(c, e, ts):
-        return None
-    if not _need(c, e, 1, ts[1] in (T.ORDINAL, T.INTEGER), "an ordinal or an integer", ts[1]):
-        return None
-    return T.Row(ts[0])
-
-
-def _arg_extreme(c, e, ts):
-    if not _relation_arg(c, e, ts):
-        return None
-    if not _need(c, e, 1, isinstance(ts[1], T.Scalar) and ts[1] in T.NUMERIC, "a number per row", ts[1]):
-        return None
-    return T.Row(ts[0])
-
-
-def _runs(c, e, ts):
-    if not _relation_arg(c, e, ts):
-        return None
-    if not _need(c, e, 0, ts[0].has_step, "a relation with a step column", ts[0]):
-        return None
-    if not _need(c, e, 1, isinstance(ts[1], T.Scalar), "a value per row", ts[1]):
-        return None
-    return T.Relation("runs", (("value", ts[1]), *RUNS_COLUMNS), has_step=False)
-
-
-def _row_values(c, e, ts, numeric: bool) -> list | None:
-    """The per-row values of `f(relation, expr, ...)`, or the one bag of `f(relation.column)`."""
-    if len(e.args) == 1:
-        return [ts[0].element] if _bag_arg(c, e, ts) else None
-    if not _relation_arg(c, e, ts) or len(ts) < len(e.args):
-        return None
-    for position, ty in enumerate(ts[1:], start=1):
-        ok = isinstance(ty, T.Scalar) and (ty in T.NUMERIC if numeric else True)
-        if not _need(c, e, position, ok, "a number per row" if numeric else "a value per row", ty):
-            return None
-    return ts[1:]
-
-
-def _count_distinct(c, e, ts):
-    return T.INTEGER if _row_values(c, e, ts, numeric=False) is not None else None
-
-
-def _sum(c, e, ts):
-    values = _row_values(c, e, ts, numeric=True)
-    if values is None or len(e.args) == 1 and not _need(c, e, 0, values[0] in T.NUMERIC, "numbers", ts[0]):
-        return None
-    return T.FLOAT if values[0] == T.FLOAT else T.INTEGER
-
-
-def _min_max(c, e, ts):
-    if not _bag_arg(c, e, ts) or not _need(c, e, 0, ts[0].element in T.NUMERIC, "numbers", ts[0]):
-        return None
-    return ts[0].element
-
-
-def _mode(c, e, ts):
-    return ts[0].element if _bag_arg(c, e, ts) else None
-
-
-def _list(c, e, ts):
-    if not _bag_arg(c, e, ts):
-        return None
-    return T.ListOf(ts[0].element)
-
-
-def _words(c, e, ts):
-    if not _bag_arg(c, e, ts) or not _need(c, e, 0, ts[0].element in T.TEXTUAL, "text", ts[0]):
-        return None
-    return T.Bag(T.KEYWORD)
-
-
-def _flatten(c, e, ts):
-    if not _bag_arg(c, e, ts) or not _need(c, e, 0, isinstance(ts[0].element, T.ListOf), "lists", ts[0]):
-        return None
-    return T.Bag(ts[0].element.element)
-
-
-def _mentions(c, e, ts):
-    return T.BOOLEAN if _text_arg(c, e, ts) and _text_arg(c, e, ts, 1) else None
-
-
-def _occurrences(c, e, ts):
-    return T.INTEGER if _text_arg(c, e, ts) and _text_arg(c, e, ts, 1) else None
-
-
-def _first_sentence(c, e, ts):
-    return T.STRING if _text_arg(c, e, ts) else None
-
-
-def _len(c, e, ts):
-    return T.INTEGER if _need(c, e, 0, isinstance(ts[0], T.ListOf), "a list", ts[0]) else None
-
-
-def _abs(c, e, ts):
-    return ts[0] if _need(c, e, 0, ts[0] in T.NUMERIC, "a number", ts[0]) else None
-
-
-def _displacement(c, e, ts):
-    for position in (0, 1):
-        if not _need(c, e, position, ts[position] in (T.INTEGER, T.NULL), "an integer", ts[position]):
-            return None
-    return T.DISPLACEMENT
-
-
-FUNCTIONS: dict[str, FunctionRule] = {
-    "count": FunctionRule((1,), "count(relation)", _count),
-    "exists": FunctionRule((1,), "exists(relation)", _exists),
-    "first": FunctionRule((1,), "first(relation) -> its first row in sort order", _row_of),
-    "last": FunctionRule((1,), "last(relation) -> its last row in sort order", _row_of),
-    "nth": FunctionRule((2,), "nth(relation, k) -> the k-th row (k < 0 counts from the end)", _nth),
-    "argmax": FunctionRule((2,), "argmax(relation, value, ties=first|last|unique)", _arg_extreme,
-                           {"ties": ("first", "last", "unique")}),
-    "argmin": FunctionRule((2,), "argmin(relation, value, ties=first|last|unique)", _arg_extreme,
-                           {"ties": ("first", "last", "unique")}),
-    "runs": FunctionRule((2,), "runs(relation, value) -> rows (value, start, end, length)", _runs),
-    "count_distinct": FunctionRule((1, 2, 3), "count_distinct(relation.column) or count_distinct(relation, "
-                                              "key, ...) -> how many distinct values (rows with a null key skipped)",
-                                   _count_distinct),
-    "sum": FunctionRule((1, 2), "sum(relation.column) or sum(relation, value per row)", _sum),
-    "min": FunctionRule((1,), "min(relation.column)", _min_max),
-    "max": FunctionRule((1,), "max(relation.column)", _min_max),
-    "mode": FunctionRule((1,), "mode(relation.column, ties=first|last|alpha|unique)", _mode,
-                         {"ties": TIE_RULES}),
-    "list": FunctionRule((1,), "list(relation.column) -> its distinct values, sorted", _list),
-    "words": FunctionRule((1,), "words(relation.text_column) -> the keywords in it", _words),
-    "flatten": FunctionRule((1,), "flatten(relation.list_column) -> the values in the lists", _flatten),
-    "mentions": FunctionRule((2,), "mentions(text, keyword) -> whether the keyword is a word of the text",
-                             _mentions),
-    "occurrences": FunctionRule((2,), "occurrences(text, keyword) -> how many words of the text it is",
-                                _occurrences),
-    "first_sentence": FunctionRule((1,), "first_sentence(text)", _first_sentence),
-    "len": FunctionRule((1,), "len(list)", _len),
-    "abs": FunctionRule((1,), "abs(number)", _abs),
-    "displacement": FunctionRule((2,), "displacement(dx, dy)", _displacement),
-}
-
-
-def _primitive_rule(primitive: Primitive) -> FunctionRule:
-    def type_call(c: Checker, e: A.Call, ts: list) -> T.Type | None:
-        if c.env != primitive.env:
-            c.error(e.function_span, f"'{primitive.name}' is a {primitive.env} primitive; "
-                                     f"this template's env is {c.env}")
-            return None
-        for position, ((name, wanted), got) in enumerate(zip(primitive.args, ts)):
-            ok = T.compatible(wanted, got) or isinstance(wanted, T.Scalar) and T.comparable(wanted, got)
-            if not _need(c, e, position, ok, f"{wanted} ({name})", got):
-                return None
-            c._check_literal_value(e.args[position], wanted)
-        return primitive.returns
-    return FunctionRule((len(primitive.args),), primitive.usage, type_call, dict(primitive.kwargs))
-
-
-FUNCTIONS.update({name: _primitive_rule(primitive) for name, primitive in PRIMITIVES.items()})
+    def _check_options(self, e: A.Call, options: dict[str, tuple[str, ...]]) -> bool:
+        """Every option of the call is one of the function's, and each of those is given a value it allows."""
+        for name in e.kwargs:
+            if name not in options:
+                self.error(e.kwargs[name].span, f"'{e.function}' has no option '{name}'",
+                           did_you_mean(name, options) or (f"options: {choices(options)}" if options else None))
+                return False
+        for name, allowed in options.items():
+            if name not in e.kwargs:
+                self.error(e.function_span, f"'{e.function}' needs '{name}=' (one of {choices(allowed)})",
+                           OPTION_REASONS[name])
+                return False
+            value = e.kwargs[name]
+            if not isinstance(value, A.Name) or value.name not in allowed:
+                shown = value.name if isinstance(value, A.Name) else "this"
+                self.error(value.span, f"'{shown}' is not a value of '{name}'",
+                           (did_you_mean(shown, allowed) if isinstance(value, A.Name) else None)
+                           or f"use one of {choices(allowed)}")
+                return False
+            value.ref, value.ty = ("symbol", value.name), None
+        return True
 
 
 def _env_folder(path: str) -> str | None:
@@ -760,19 +565,7 @@ def _env_folder(path: str) -> str | None:
 
 def _mentions_param(param: A.Param, name: str) -> bool:
     return any(isinstance(node, A.ParamRef) and node.name == name
-               for root in (param.domain, param.condition) if root is not None for node in walk(root))
-
-
-def walk(e: A.Expr):
-    """Every expression node under `e`, `e` first."""
-    yield e
-    for value in vars(e).values():
-        children = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else [value]
-        for child in children:
-            if isinstance(child, A.SortKey):
-                child = child.expr
-            if isinstance(child, A.Expr):
-                yield from walk(child)
+               for root in param.expressions() for node in A.walk(root))
 
 
 def _filters_used(parsed) -> set[str]:

@@ -1,6 +1,8 @@
-"""The compiler: a checked template to one DuckDB SQL statement (R10, R11, R12).
+"""The compiler: a checked template to one DuckDB SQL statement that anyone can read and run as it is
+(`qtc compile --emit-sql`).
 
-The statement computes every candidate of the template for every episode of its env at once:
+The statement computes every candidate of the template for every episode of its env at once, rather
+than looping over candidates in Python:
 
     qtc_horizon                 the horizon N (SQL variable `qtc_horizon`; unset means no horizon)
     h_<table>                   every table the template reads, cut to steps 0..N
@@ -12,8 +14,10 @@ The statement computes every candidate of the template for every episode of its 
     adversarial_<p>             false-premise candidates: p drawn from its adversarial domain
     SELECT ...                  both, ordered
 
-Relation- and row-valued lets are expanded where they are used. Trace values never enter the SQL
-text: they are read from the tables; only the template's own literals are written as SQL literals.
+Relation- and row-valued lets are expanded where they are used. The horizon cut is the compiler's:
+templates never write it. Trace values never enter the SQL text: they are read from the tables; only
+the template's own literals are written as SQL literals. A call compiles through its function's record
+(dsl/functions/).
 The output columns are: episode_id, adversarial, p_<param> for each parameter, l_<let> for each scalar
 let, answer, accepted (every correct answer, the answer first), evidence (a sorted list of steps), and
 display_<name> (a room's display name) for each room-valued parameter, let and answer.
@@ -31,15 +35,17 @@ from dataclasses import dataclass
 from . import ast as A
 from . import schema
 from . import types as T
-from .check import CheckedTemplate, walk
-from .conventions import KEYWORD_MIN_LENGTH, ORDINALS, STOPWORDS, WORD_SPLIT_REGEX
+from .check import CheckedTemplate
+from .conventions import ORDINALS
+from .functions import FUNCTIONS
 from .primitives import PRIMITIVES
+from .sql import Rel, ident, sql_literal, sql_string
+from .visit import Visitor
 
 HORIZON_VARIABLE = "qtc_horizon"
 CAP_VARIABLE = "qtc_max_candidates"  # at most this many parameter bindings per episode (unset: all)
 SEED_VARIABLE = "qtc_seed"  # which bindings the cap keeps: a seeded hash order, the same on every run
 NO_HORIZON = 9223372036854775807
-FIRST_SENTENCE_REGEX = r"^\s*([^.!?]*[.!?]+)(\s|$)"
 
 
 @dataclass
@@ -56,38 +62,10 @@ class CompiledTemplate:
     checked: CheckedTemplate
 
 
-def sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+class Compiler(Visitor):
+    """Compiles one template. `scalar(e, row_alias)` compiles a value through `visit_<Node>`; `domain`,
+    `bag`, `relation` and `row` compile the SELECTs of the other kinds of expression."""
 
-
-def sql_literal(value) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return sql_string(value)
-
-
-def ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def words_sql(text_sql: str) -> str:
-    """The words of a text, as in conventions.words()."""
-    return f"list_filter(regexp_split_to_array(lower({text_sql}), {sql_string(WORD_SPLIT_REGEX)}), lambda w: w <> '')"
-
-
-@dataclass
-class Rel:
-    """A compiled relation: a SELECT over its rows, and its order (keys compiled per alias)."""
-    sql: str
-    order: list  # [(A.Expr | str column, descending)]
-    relation: T.Relation
-
-
-class Compiler:
     def __init__(self, checked: CheckedTemplate):
         self.checked = checked
         self.template = checked.template
@@ -156,13 +134,9 @@ class Compiler:
 
     def _primitive_calls(self) -> list[str]:
         """Where the template calls a spatial primitive: 'qtc_<name>(...) in <clause> (line N)'."""
-        t = self.template
-        clauses = [(f"param {p.name}", root) for p in t.params for root in (p.domain, p.condition) if root]
-        clauses += [(f"let {let.name}", let.expr) for let in t.lets] + [("require", r) for r in t.requires]
-        clauses += [("answer", t.answer), ("accept", t.accept)] + [("evidence", e) for e in t.evidence]
         calls = []
-        for clause, root in clauses:
-            for node in walk(root) if root is not None else ():
+        for clause, root in self.template.expressions():
+            for node in A.walk(root):
                 if isinstance(node, A.Call) and node.function in PRIMITIVES:
                     primitive = PRIMITIVES[node.function]
                     arguments = ", ".join(["episode_id", *(n for n, _ in primitive.args), *primitive.kwargs])
@@ -261,15 +235,8 @@ class Compiler:
                     f"(SELECT {r}.v FROM ({self.bag(e.right)}) {r} WHERE {r}.v IS NOT NULL)")
         if isinstance(e, A.Name) and e.ref[0] == "let":
             return self.bag(self.lets[e.name].expr)
-        if isinstance(e, A.Call) and e.function == "words":
-            q, r = self.alias(), self.alias()
-            stop = "[" + ", ".join(sql_string(w) for w in sorted(STOPWORDS)) + "]"
-            return (f"SELECT DISTINCT {r}.w AS v, NULL AS s FROM (SELECT unnest({words_sql(q + '.v')}) AS w "
-                    f"FROM ({self.bag(e.args[0])}) {q}) {r} WHERE length({r}.w) >= {KEYWORD_MIN_LENGTH} "
-                    f"AND NOT list_contains({stop}, {r}.w) AND NOT regexp_full_match({r}.w, '[0-9]+')")
-        if isinstance(e, A.Call) and e.function == "flatten":
-            q = self.alias()
-            return f"SELECT unnest({q}.v) AS v, {q}.s AS s FROM ({self.bag(e.args[0])}) {q}"
+        if isinstance(e, A.Call):
+            return self.call(e, None)
         raise AssertionError(f"not a bag expression: {e}")
 
     # ---- relations ----
@@ -304,14 +271,8 @@ class Compiler:
         if isinstance(e, A.Sort):
             base = self.relation(e.base)
             return Rel(base.sql, [(k.expr, k.descending) for k in e.keys], base.relation)
-        if isinstance(e, A.Call) and e.function == "runs":
-            base = self.relation(e.args[0])
-            q = self.alias()
-            value = self.scalar(e.args[1], q)
-            inner = (f"SELECT {value} AS value, {q}.step AS step, {q}.step - row_number() OVER "
-                     f"(PARTITION BY {value} ORDER BY {q}.step) AS qtc_group FROM ({base.sql}) {q}")
-            return Rel(f"SELECT value, min(step) AS start, max(step) AS \"end\", count(*) AS length "
-                       f"FROM ({inner}) GROUP BY value, qtc_group", [("start", False)], e.ty)
+        if isinstance(e, A.Call):
+            return self.call(e, None)
         raise AssertionError(f"not a relation expression: {e}")
 
     # ---- rows: SELECTs of at most one row ----
@@ -322,41 +283,24 @@ class Compiler:
             rel = self.relation(e.base)
             q = self.alias()
             return f"SELECT {q}.* FROM ({rel.sql}) {q} WHERE {q}.step = {self.scalar(e.index, None)}"
-        assert isinstance(e, A.Call), e
-        rel = self.relation(e.args[0])
-        q = self.alias()
-        if e.function in ("first", "last", "nth"):
-            k = {"first": "1", "last": "-1"}.get(e.function) or self.scalar(e.args[1], None)
-            return (f"SELECT * EXCLUDE (qtc_rn, qtc_n) FROM (SELECT {q}.*, row_number() OVER "
-                    f"(ORDER BY {self.order_sql(rel, q)}) AS qtc_rn, count(*) OVER () AS qtc_n "
-                    f"FROM ({rel.sql}) {q}) WHERE qtc_rn = CASE WHEN ({k}) > 0 THEN ({k}) ELSE qtc_n + 1 + ({k}) END")
-        if e.function in ("argmax", "argmin"):
-            ties = e.kwargs["ties"].name
-            value = self.scalar(e.args[1], q)
-            inner = f"SELECT {q}.*, {value} AS qtc_v FROM ({rel.sql}) {q} WHERE {value} IS NOT NULL"
-            r = self.alias()
-            direction = "DESC" if e.function == "argmax" else "ASC"
-            ranked = (f"SELECT *, count(*) OVER (PARTITION BY qtc_v) AS qtc_ties FROM ({inner}) {r} "
-                      f"ORDER BY qtc_v {direction}, {self.order_sql(rel, r, reverse=ties == 'last')} LIMIT 1")
-            unique = " WHERE qtc_ties = 1" if ties == "unique" else ""
-            return f"SELECT * EXCLUDE (qtc_v, qtc_ties) FROM ({ranked}){unique}"
+        if isinstance(e, A.Call):
+            return self.call(e, None)
         raise AssertionError(f"not a row expression: {e}")
 
     # ---- scalars ----
     def scalar(self, e: A.Expr, row_alias: str | None) -> str:
-        method = getattr(self, f"_scalar_{type(e).__name__}")
-        return method(e, row_alias)
+        return self.visit(e, row_alias)
 
-    def _scalar_Literal(self, e: A.Literal, row_alias):
+    def visit_Literal(self, e: A.Literal, row_alias):
         return sql_literal(e.value)
 
-    def _scalar_ListLiteral(self, e: A.ListLiteral, row_alias):
+    def visit_ListLiteral(self, e: A.ListLiteral, row_alias):
         return "[" + ", ".join(sql_literal(i.value) for i in e.items) + "]"
 
-    def _scalar_ParamRef(self, e: A.ParamRef, row_alias):
+    def visit_ParamRef(self, e: A.ParamRef, row_alias):
         return f"c.{ident('p_' + e.name)}"
 
-    def _scalar_Name(self, e: A.Name, row_alias):
+    def visit_Name(self, e: A.Name, row_alias):
         kind = e.ref[0]
         if kind == "column":
             return f"{row_alias}.{ident(e.name)}"
@@ -366,11 +310,11 @@ class Compiler:
                 return f"c.{ident('l_' + e.name)}"
         raise AssertionError(f"not a scalar name: {e.name} ({e.ref})")
 
-    def _scalar_Range(self, e: A.Range, row_alias):
+    def visit_Range(self, e: A.Range, row_alias):
         return (f"range(CAST({self.scalar(e.low, row_alias)} AS BIGINT), "
                 f"CAST({self.scalar(e.high, row_alias)} AS BIGINT) + 1)")
 
-    def _scalar_Field(self, e: A.Field, row_alias):
+    def visit_Field(self, e: A.Field, row_alias):
         if isinstance(e.base.ty, T.Row):
             q = self.alias()
             return f"(SELECT {q}.{ident(e.name)} FROM ({self.row(e.base)}) {q})"
@@ -378,20 +322,20 @@ class Compiler:
             return f"({self.scalar(e.base, row_alias)}).{e.name}"
         raise AssertionError(f"not a scalar field: {e}")
 
-    def _scalar_Index(self, e: A.Index, row_alias):
+    def visit_Index(self, e: A.Index, row_alias):
         # A list, indexed as ordinals count: 1 is the first element, -1 the last; beyond the ends, null.
         return f"list_extract({self.scalar(e.base, row_alias)}, {self.scalar(e.index, row_alias)})"
 
-    def _scalar_Unary(self, e: A.Unary, row_alias):
+    def visit_Unary(self, e: A.Unary, row_alias):
         operand = self.scalar(e.operand, row_alias)
         return f"(NOT {operand})" if e.op == "not" else f"(-{operand})"
 
-    def _scalar_Binary(self, e: A.Binary, row_alias):
+    def visit_Binary(self, e: A.Binary, row_alias):
         left, right = self.scalar(e.left, row_alias), self.scalar(e.right, row_alias)
         op = {"==": "=", "!=": "<>", "and": "AND", "or": "OR"}.get(e.op, e.op)
         return f"({left} {op} {right})"
 
-    def _scalar_In(self, e: A.In, row_alias):
+    def visit_In(self, e: A.In, row_alias):
         item = self.scalar(e.item, row_alias)
         negate = "NOT " if e.negated else ""
         container = e.container
@@ -403,58 +347,12 @@ class Compiler:
             return f"({negate}({item} IN (SELECT {q}.v FROM ({self.bag(container)}) {q})))"
         return f"({negate}list_contains({self.scalar(container, row_alias)}, {item}))"
 
-    def _scalar_Call(self, e: A.Call, row_alias):
-        f = e.function
-        if f in ("count", "exists"):
-            rel = self.relation(e.args[0])
-            return f"(SELECT count(*) FROM ({rel.sql}))" if f == "count" else f"(EXISTS ({rel.sql}))"
-        if f in ("count_distinct", "sum") and len(e.args) > 1:
-            rel = self.relation(e.args[0])
-            q = self.alias()
-            values = [self.scalar(a, q) for a in e.args[1:]]
-            if f == "sum":
-                return f"(SELECT coalesce(sum({values[0]}), 0) FROM ({rel.sql}) {q})"
-            present = " AND ".join(f"{v} IS NOT NULL" for v in values)
-            return f"(SELECT count(DISTINCT row({', '.join(values)})) FROM ({rel.sql}) {q} WHERE {present})"
-        if f in ("count_distinct", "sum", "min", "max", "list", "mode"):
-            q = self.alias()
-            bag = self.bag(e.args[0])
-            if f == "mode":
-                return self._mode(bag, e.kwargs["ties"].name)
-            aggregate = {"count_distinct": f"count(DISTINCT {q}.v)", "sum": f"coalesce(sum({q}.v), 0)",
-                         "min": f"min({q}.v)", "max": f"max({q}.v)",
-                         "list": f"coalesce(list(DISTINCT {q}.v ORDER BY {q}.v) FILTER (WHERE {q}.v IS NOT NULL), [])"}[f]
-            return f"(SELECT {aggregate} FROM ({bag}) {q})"
-        args = [self.scalar(a, row_alias) for a in e.args]
-        if f in PRIMITIVES:
-            # Calls the Python implementation registered in DuckDB (runtime/spatial/udf.py).
-            options = [sql_string(e.kwargs[name].name) for name in PRIMITIVES[f].kwargs]
-            return f"{PRIMITIVES[f].sql_name}({', '.join(['c.episode_id', *args, *options])})"
-        if f == "mentions":
-            return f"list_contains({words_sql(args[0])}, lower({args[1]}))"
-        if f == "occurrences":
-            return f"len(list_filter({words_sql(args[0])}, lambda w: w = lower({args[1]})))"
-        if f == "first_sentence":
-            return (f"coalesce(nullif(trim(regexp_extract({args[0]}, {sql_string(FIRST_SENTENCE_REGEX)}, 1)), ''), "
-                    f"trim({args[0]}))")
-        if f == "len":
-            return f"len({args[0]})"
-        if f == "abs":
-            return f"abs({args[0]})"
-        if f == "displacement":
-            return f"{{'dx': CAST({args[0]} AS BIGINT), 'dy': CAST({args[1]} AS BIGINT)}}"
-        raise AssertionError(f"no scalar compilation for {f}")
+    def visit_Call(self, e: A.Call, row_alias):
+        return self.call(e, row_alias)
 
-    def _mode(self, bag: str, ties: str) -> str:
-        q = self.alias()
-        grouped = (f"SELECT {q}.v, count(*) AS n, min({q}.s) AS first_step, max({q}.s) AS last_step "
-                   f"FROM ({bag}) {q} WHERE {q}.v IS NOT NULL GROUP BY {q}.v")
-        r = self.alias()
-        if ties == "unique":
-            return (f"(SELECT CASE WHEN count(*) = 1 THEN any_value({r}.v) END FROM ({grouped}) {r} "
-                    f"WHERE {r}.n = (SELECT max(n) FROM ({grouped})))")
-        tie_order = {"first": f"{r}.first_step ASC", "last": f"{r}.last_step DESC", "alpha": f"{r}.v ASC"}[ties]
-        return f"(SELECT {r}.v FROM ({grouped}) {r} ORDER BY {r}.n DESC, {tie_order}, {r}.v ASC LIMIT 1)"
+    # ---- calls: whatever their kind, as their function's record writes them ----
+    def call(self, e: A.Call, row_alias: str | None):
+        return FUNCTIONS[e.function].sql(self, e, row_alias)
 
 
 def compile_template(checked: CheckedTemplate) -> CompiledTemplate:

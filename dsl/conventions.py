@@ -1,20 +1,27 @@
 """The conventions of CONVENTIONS.md that code needs: ordinals, tie rules, keyword words.
 
 The SQL compiler and the reference evaluator both take these definitions from here, so the two can
-only differ in how they compute, never in what they mean.
+only differ in how they compute, never in what they mean. The word rule is given twice from the same
+constants, as Python (`words`, `is_keyword`) and as SQL text (`words_sql`, `keyword_sql`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
+
+from .sql import sql_string
 
 ORDINALS = {"first": 1, "second": 2, "third": 3, "last": -1, "second_last": -2}
 ORDINAL_WORDS = {value: word.replace("_", "-") for word, value in ORDINALS.items()}
 
 TIE_RULES = ("first", "last", "alpha", "unique")
 
-# A word is a maximal run of ASCII letters and digits, lowercased.
-WORD_SPLIT_REGEX = "[^a-z0-9]+"
+# A word is a maximal run of ASCII letters and digits of the text as written, lowercased after it is
+# found: lowercasing first would turn two other characters into ASCII letters and join them to a word
+# (U+212A KELVIN SIGN into 'k', U+0130 LATIN CAPITAL LETTER I WITH DOT ABOVE into 'i').
+WORD_REGEX = "[A-Za-z0-9]+"
+DIGITS_REGEX = "[0-9]+"
 KEYWORD_MIN_LENGTH = 4
 STOPWORDS = frozenset("""
 about above after again against also because been before being below between both cannot could does
@@ -24,12 +31,36 @@ what when where which while will with would your yours yourself like want need m
 """.split())
 
 
-def words(text: str | None) -> list[str]:
-    """The words of a text, in order, lowercased (CONVENTIONS.md, Keywords)."""
-    if not text:
-        return []
-    return [w for w in re.split(WORD_SPLIT_REGEX, text.lower()) if w]
+@functools.lru_cache(maxsize=65536)
+def words(text: str | None) -> tuple[str, ...]:
+    """The words of a text, in order, lowercased (CONVENTIONS.md, Keywords).
+
+    >>> words("Take the brass-lantern, then GO north 2x!")
+    ('take', 'the', 'brass', 'lantern', 'then', 'go', 'north', '2x')
+    >>> words("Caf\\u00e9 \\u212aeyboard \\u0130stanbul")  # 'é', the Kelvin sign and 'İ' are not ASCII letters
+    ('caf', 'eyboard', 'stanbul')
+    >>> words(None)
+    ()
+    """
+    return tuple(word.lower() for word in re.findall(WORD_REGEX, text)) if text else ()
 
 
 def is_keyword(word: str) -> bool:
-    return len(word) >= KEYWORD_MIN_LENGTH and word not in STOPWORDS and not word.isdigit()
+    """Whether a word (of `words`) is a keyword: at least 4 characters, not a stop word, not a number.
+
+    >>> [w for w in ("lamp", "the", "before", "2024", "x2y4") if is_keyword(w)]
+    ['lamp', 'x2y4']
+    """
+    return len(word) >= KEYWORD_MIN_LENGTH and word not in STOPWORDS and not re.fullmatch(DIGITS_REGEX, word)
+
+
+def words_sql(text_sql: str) -> str:
+    """`words` in DuckDB SQL: the list of the words of a text (null for a null text)."""
+    return f"list_transform(regexp_extract_all({text_sql}, {sql_string(WORD_REGEX)}), lambda w: lower(w))"
+
+
+def keyword_sql(word_sql: str) -> str:
+    """`is_keyword` in DuckDB SQL, as a condition on a word."""
+    stop = "[" + ", ".join(sql_string(w) for w in sorted(STOPWORDS)) + "]"
+    return (f"length({word_sql}) >= {KEYWORD_MIN_LENGTH} AND NOT list_contains({stop}, {word_sql}) "
+            f"AND NOT regexp_full_match({word_sql}, {sql_string(DIGITS_REGEX)})")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .ast import Span
-from .check import Checker
+from .check import check_template
 from .compile import CompiledTemplate, compile_template
 from .diagnostics import Diagnostic
 from .parse import parse_source
@@ -77,11 +77,9 @@ def load_library(paths: list[str | Path]) -> Library:
             (owner.diagnostics if owner else file_diagnostics).append(diagnostic)
         for template in templates:
             result = next(r for r in file_results if r.line == template.span.line)
-            checker = Checker(template, jinja_env)
-            checked = checker.check()
-            if checked is None:
-                result.diagnostics += checker.diagnostics
-            else:
+            checked, diagnostics = check_template(template, jinja_env)
+            result.diagnostics += diagnostics
+            if checked is not None:
                 result.compiled = compile_template(checked)
         results += file_results
     _report_duplicate_ids(results)

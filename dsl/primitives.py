@@ -1,9 +1,11 @@
-"""The spatial primitives a template may call: their names, argument and result types (R4).
+"""The spatial primitives a template may call: their names, argument and result types.
 
-They are computed in Python (runtime/spatial/grid.py over Crafter's map, runtime/spatial/rooms.py over the Jericho
-room graph), which registers each one in DuckDB as a vectorised function named `qtc_<name>` taking
-the episode id first. The checker types calls from these declarations, the compiler emits the calls,
-and the runtime registers the implementations under the same declarations: one list for all three.
+They are written once in Python and registered once: computed by runtime/spatial/grid.py over
+Crafter's map and runtime/spatial/rooms.py over the Jericho room graph, and registered in DuckDB
+(runtime/spatial/udf.py) as vectorised functions named `qtc_<name>` taking the episode id first.
+Each declaration becomes a function record (dsl/functions/spatial.py): the checker types calls from
+it and the compiler emits the calls; the runtime registers its implementations and the reference
+evaluator reads them again (dsl/reference/spatial.py) under the same names: one list for all.
 Every primitive is evaluated as of a step t, before the action of step t (docs/spatial.md).
 """
 

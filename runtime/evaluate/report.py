@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qtc.dsl.check import CATEGORIES
+from qtc.dsl.metadata import CATEGORIES
 
 from qtc.runtime.qa.answers import AnswerSet
 from qtc.runtime.qa.questions import Question

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from qtc.dsl.check import CATEGORIES
+from qtc.dsl.metadata import CATEGORIES
 from qtc.dsl.types import ANSWER_TYPES
 from qtc.errors import UserError
 

@@ -38,13 +38,3 @@ def test_a_template_after_a_brace_on_the_same_line_gets_errors_not_a_traceback()
 @pytest.mark.parametrize("reason", ["go\u2028north", "go\u0085north"])
 def test_a_reason_with_a_unicode_line_separator_round_trips(reason):
     assert round_trip(reason) == reason
-
-
-@pytest.mark.xfail(strict=True, reason="CONVENTIONS.md splits words at every character that is not an ASCII letter "
-                                       "or digit, then lowercases; compile.py (and conventions.words) lowercase first, "
-                                       "so the Kelvin sign U+212A becomes 'k' and joins the word: 'Keyboard' written "
-                                       "with it is the keyword 'keyboard' to the SQL, 'eyboard' by the conventions")
-def test_words_are_split_before_they_are_lowercased():
-    compiled = next(c for c in library() if c.id == "jericho.keyword_in_reason_step")
-    store = store_of([jericho_episode([(("idle", "look"), "\u212aeyboard here", 0)])])
-    assert not differences(sql_candidates(store.con, compiled, None), reference_candidates(store, compiled, None))

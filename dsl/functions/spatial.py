@@ -1,0 +1,47 @@
+"""The spatial primitives as functions: one record per declaration of dsl/primitives.py, which gives
+its name, arguments, options and result type. The SQL calls the DuckDB function `qtc_<name>` that
+runtime/spatial/udf.py registers; the reference reading is dsl/reference/spatial.py. Both are null
+when an argument is null."""
+
+from __future__ import annotations
+
+from qtc.dsl import types as T
+from qtc.dsl.primitives import PRIMITIVES, Primitive
+from qtc.dsl.sql import sql_string
+
+from .record import Function
+
+
+class SpatialFunction(Function):
+    def __init__(self, primitive: Primitive):
+        self.primitive = primitive
+        self.name, self.usage, self.options = primitive.name, primitive.usage, dict(primitive.kwargs)
+        self.arity = (len(primitive.args),)
+
+    def type(self, c, call, types):
+        primitive = self.primitive
+        if c.env != primitive.env:
+            c.error(call.function_span, f"'{primitive.name}' is a {primitive.env} primitive; "
+                                        f"this template's env is {c.env}")
+            return None
+        for position, ((name, wanted), got) in enumerate(zip(primitive.args, types)):
+            ok = T.compatible(wanted, got) or isinstance(wanted, T.Scalar) and T.comparable(wanted, got)
+            if not self.need(c, call, position, ok, f"{wanted} ({name})", got):
+                return None
+            c.check_literal_value(call.args[position], wanted)
+        return primitive.returns
+
+    def sql(self, cx, call, row):
+        args = [cx.scalar(a, row) for a in call.args]
+        options = [sql_string(call.kwargs[name].name) for name in self.options]
+        return f"{self.primitive.sql_name}({', '.join(['c.episode_id', *args, *options])})"
+
+    def reference(self, ev, call, scope):
+        args = [ev.value(a, scope) for a in call.args]
+        if None in args:
+            return None
+        options = [call.kwargs[name].name for name in self.options]
+        return ev.space(scope).call(self.name, *args, *options)
+
+
+FUNCTIONS = tuple(SpatialFunction(primitive) for primitive in PRIMITIVES.values())
