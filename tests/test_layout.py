@@ -185,3 +185,16 @@ def test_the_graph_is_read():
     edges = {(module, i.name) for module, i in every_import()}
     assert ("qtc.runtime.trace.store", "qtc.runtime.spatial.udf") in edges
     assert ("qtc.dsl.check", "qtc.dsl.schema") in edges  # `from . import schema`
+
+
+
+def test_every_package_folder_is_installed():
+    """A folder of code that pyproject does not list works in an editable install and is missing from a
+    wheel; one without an __init__.py is no regular package."""
+    import tomllib
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {path.parent for path in python_files() if module_name(path) is not None}
+    assert not [f for f in folders if not (f / "__init__.py").is_file()], "folders of code without __init__.py"
+    unlisted = sorted(module_name(f / "__init__.py") for f in folders)
+    unlisted = [name for name in unlisted if name not in listed]
+    assert not unlisted, f"add to pyproject's packages: {unlisted}"

@@ -25,7 +25,7 @@ EXAMPLES = """examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help=".qtpl files or folders holding them")
     parser.add_argument("--emit-sql", metavar="DIR", help="write each template's SQL to DIR/<id>.sql")
-    parser.add_argument("--explain", metavar="ID", help="print the SQL of one template")
+    parser.add_argument("--explain", metavar="ID", help="print one template's backend, IR and SQL")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
             known = [r.id for r in library.results]
             raise UserError(f"no compiled template '{args.explain}'"
                             + (" (it has errors)" if args.explain in known else f"; templates: {', '.join(known)}"))
-        print(chosen[0].sql)
+        from qtc.dsl.ir.explain import explain
+        print(explain(chosen[0]))
     if args.emit_sql:
         out = Path(args.emit_sql)
         out.mkdir(parents=True, exist_ok=True)

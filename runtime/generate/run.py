@@ -228,14 +228,13 @@ class _Generator:
         keeps every binding a smaller one kept (the seeded hash order), so raising it only adds some."""
         wanted = self._wanted(compiled)
         cap = max(MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * self.options.max_per_template / report.episodes))
-        statement = with_premise_check(compiled, self.options.horizon)
-        rows = self._run(compiled, statement, cap)
+        rows = self._run(compiled, cap)
         for _ in range(MAX_CAP_RAISES):
             have = _usable(rows)
             short = [count < want for count, want in zip(have, wanted)]
             if not any(short):
                 break
-            more = self._run(compiled, statement, cap * 2)
+            more = self._run(compiled, cap * 2)
             if not any(is_short and more_count > count
                        for is_short, more_count, count in zip(short, _usable(more), have)):
                 break
@@ -246,7 +245,10 @@ class _Generator:
         return ([row for row in rows if not row["adversarial"]],
                 [row for row in adversarial if row[PREMISE_COLUMN]])
 
-    def _run(self, compiled: CompiledTemplate, statement: str, cap: int) -> list[dict]:
+    def _run(self, compiled: CompiledTemplate, cap: int) -> list[dict]:
+        """The template's candidates with at most `cap` bindings per episode (and side), premises checked,
+        on the template's backend (dsl/ir/backend.py)."""
+        statement = with_premise_check(compiled, self.options.horizon, cap)
         self.con.execute(f"SET VARIABLE {CAP_VARIABLE} = {cap}")
         try:
             result = self.con.execute(statement)

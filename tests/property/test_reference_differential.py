@@ -1,7 +1,7 @@
 """Differential tests: on random episodes of each game, every template of templates/ asks the same
 questions through its compiled SQL as through the reference evaluator (R13): the same candidates
 (episode, adversarial flag, bindings), the same answers, accepted answers, evidence and display names,
-with and without a horizon.
+with and without a horizon, on both SQL backends (the legacy emitter and the relational IR, uncapped).
 
 One example (a few episodes, loaded once) is checked against every template of its env, because
 compiling and planning a template's SQL is most of the cost. Once a template disagrees, shrinking
@@ -15,8 +15,8 @@ strict xfail test with a small trace (tests/property/test_known_bugs.py).
 from __future__ import annotations
 
 import pytest
-from support.ground_truth import (checked_templates, differences, known_bug, library, reference_candidates, sql_candidates,
-                          store_of, unsupported_reason)
+from support.ground_truth import (BACKENDS, checked_templates, differences, ir_unsupported, known_bug, library,
+                                  reference_candidates, sql_candidates, store_of, unsupported_reason)
 from hypothesis import given
 from hypothesis import strategies as st
 from support.hypothesis_profiles import examples
@@ -24,7 +24,8 @@ from support.strategies import episode_sets, horizons, seeded_episode
 
 ENVS = ("jericho", "crafter")
 ASKED: dict[str, set[bool]] = {}  # template id -> the kinds of candidate (adversarial or not) seen so far
-FAILING: dict[str, set[str]] = {env: set() for env in ENVS}  # what shrinking checks, once something failed
+# What shrinking checks, once something failed, per env and backend.
+FAILING: dict[tuple[str, str], set[str]] = {(env, backend): set() for env in ENVS for backend in BACKENDS}
 # Seeds of fixed episodes per env that, between them, make every template ask something.
 RICH_SEEDS = {"jericho": (3,), "crafter": (5, 6)}
 
@@ -37,35 +38,38 @@ def test_the_reference_evaluator_interprets_the_template(template_id):
         pytest.skip(reason)
 
 
-def disagreements(env: str, episodes, horizon: int | None) -> list[str]:
-    """Every template of `env` run both ways on `episodes`; what the SQL gets wrong, by template."""
+def disagreements(env: str, episodes, horizon: int | None, backend: str) -> list[str]:
+    """Every template of `env` run both ways on `episodes`; what the SQL of `backend` gets wrong, by template."""
     store = store_of(episodes)
     report = []
+    failing = FAILING[env, backend]
     for compiled in checked_templates(env):
-        if FAILING[env] and compiled.id not in FAILING[env]:
+        if failing and compiled.id not in failing or backend == "ir" and ir_unsupported(compiled):
             continue
         expected = reference_candidates(store, compiled, horizon)
         ASKED.setdefault(compiled.id, set()).update(c.adversarial for c in expected)
-        problems = differences(sql_candidates(store.con, compiled, horizon), expected)
+        problems = differences(sql_candidates(store.con, compiled, horizon, backend), expected)
         if problems:
-            FAILING[env].add(compiled.id)
-            report += [f"{compiled.id}, horizon {horizon}:", *problems]
+            failing.add(compiled.id)
+            report += [f"{compiled.id} ({backend}), horizon {horizon}:", *problems]
     return report
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("env", ENVS)
-def test_compiled_sql_agrees_with_the_reference_on_rich_episodes(env):
-    report = disagreements(env, [seeded_episode(env, seed) for seed in RICH_SEEDS[env]], None)
+def test_compiled_sql_agrees_with_the_reference_on_rich_episodes(env, backend):
+    report = disagreements(env, [seeded_episode(env, seed) for seed in RICH_SEEDS[env]], None, backend)
     assert not report, "\n".join(report)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("env", ENVS)
 @examples(2)
 @given(data=st.data())
-def test_compiled_sql_agrees_with_the_reference_evaluator(env, data):
+def test_compiled_sql_agrees_with_the_reference_evaluator(env, backend, data):
     episodes = data.draw(episode_sets(env), label="episodes")
     horizon = data.draw(horizons(episodes), label="horizon")
-    report = disagreements(env, episodes, horizon)
+    report = disagreements(env, episodes, horizon, backend)
     assert not report, "\n".join(report)
 
 

@@ -21,6 +21,9 @@ from support.strategies import TraceEpisode, write_episodes
 from support.paths import TEMPLATES
 
 from qtc.dsl.compile import CompiledTemplate
+from qtc.dsl.ir.backend import ir_statement
+from qtc.dsl.ir.lower import lower
+from qtc.dsl.ir.nodes import Unsupported
 from qtc.dsl.library import load_library
 from qtc.dsl.reference.evaluator import Candidate, Evaluator, Tables, called_functions, read_tables, unsupported_functions
 from qtc.runtime.trace.store import open_store
@@ -106,10 +109,29 @@ def store_of(episodes: list[TraceEpisode]) -> Store:
     return _STORES[key]
 
 
+# The SQL backends (dsl/ir/backend.py): the legacy emitter and the relational IR.
+BACKENDS = ("legacy", "ir")
+
+
+def ir_unsupported(compiled: CompiledTemplate) -> str | None:
+    """Why the IR cannot lower the template yet (None if it can)."""
+    try:
+        lower(compiled.checked)
+    except Unsupported as reason:
+        return f"the IR cannot lower it yet: {reason}"
+    return None
+
+
+def backend_sql(compiled: CompiledTemplate, backend: str) -> str:
+    """The template's statement on `backend`, every binding (no cap)."""
+    return compiled.sql if backend == "legacy" else ir_statement(compiled, cap=None)
+
+
 def sql_candidates(con: duckdb.DuckDBPyConnection, compiled: CompiledTemplate,
-                   horizon: int | None) -> list[Candidate]:
+                   horizon: int | None, backend: str = "legacy") -> list[Candidate]:
     con.execute("RESET VARIABLE qtc_horizon" if horizon is None else f"SET VARIABLE qtc_horizon = {int(horizon)}")
-    relation = con.sql(compiled.sql)
+    con.execute("RESET VARIABLE qtc_max_candidates")
+    relation = con.sql(backend_sql(compiled, backend))
     rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
     params = [p.name for p in compiled.checked.template.params]
     return [Candidate(

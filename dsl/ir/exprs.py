@@ -1,0 +1,440 @@
+"""Expressions to keyed relations: scalars, relations, bags and rows of a template, lowered once each.
+
+The key of whatever an expression computes is the set of parameters it reads (its free parameters,
+through the lets it names). A relation, row or aggregate is computed for the distinct bindings of its
+key that are asked for (its demand: the sampled bindings, or the bindings of earlier parameters while
+parameters are enumerated), never for the product; a scalar reads the keyed nodes it needs through
+joins on the key, so no correlated subquery is ever emitted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from qtc.dsl import ast as A
+from qtc.dsl import schema
+from qtc.dsl import types as T
+from qtc.dsl.check import CheckedTemplate
+from qtc.dsl.ast import walk
+from qtc.dsl.conventions import ORDINALS, keyword_sql, words_sql
+from qtc.dsl.sql import ident, sql_literal, sql_string
+
+from .nodes import CARD_DEMAND, CARD_N, CARD_NW, CARD_ONE, Node, Unsupported
+from .sql import SCOPE, From, S, combine, key_columns, key_match, pcol
+
+# Tables whose rows are one per step, so that (episode, step) finds the row a token index row belongs to.
+ONE_ROW_PER_STEP = ("steps",)
+
+
+@dataclass(frozen=True)
+class RelRef:
+    """A relation: a node (or a horizon-cut table) keyed by `key`, its type and its row order."""
+    source: str
+    key: tuple[str, ...]
+    rtype: T.Relation
+    order: tuple  # ((column name | A.Expr, descending), ...)
+
+
+@dataclass
+class Bag:
+    """Values `v` (and their steps `s`) read through a FROM clause keyed by `key`."""
+    frm: From
+    v: str
+    s: str
+    key: tuple[str, ...]
+
+
+class ExprLowerer:
+    def __init__(self, checked: CheckedTemplate):
+        self.checked = checked
+        self.template = checked.template
+        self.param_order = [p.name for p in self.template.params]
+        self.lets = {let.name: let for let in self.template.lets}
+        self.nodes: list[Node] = []
+        self.tables: dict[str, schema.Table] = {"episodes": schema.EPISODES}
+        self.source: str | None = None  # the node whose distinct bindings are the demand of keyed nodes
+        self._fp: dict[int, frozenset[str]] = {}
+        self._cache: dict[tuple, object] = {}
+        self._aggregates: dict[str, tuple[From, list[tuple[str, str]]]] = {}
+        self._counter = 0
+
+    # ---- nodes ----
+    def fresh(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def add(self, prefix: str, op: str, key: tuple[str, ...], sql: str, card: str, note: str = "",
+            fence: bool = False) -> str:
+        """A node, or the existing node with the same body (common subexpressions are computed once)."""
+        for node in self.nodes:
+            if node.op == op and node.sql == sql:
+                node.fence = node.fence or fence
+                return node.name
+        name = self.fresh(prefix)
+        inputs = tuple(n.name for n in self.nodes if re.search(rf"\b{re.escape(n.name)}\b", sql))
+        self.nodes.append(Node(name, op, key, sql, inputs, card, note, fence))
+        return name
+
+    def node_key(self, name: str) -> tuple[str, ...]:
+        return next(n.key for n in self.nodes if n.name == name)
+
+    def keyed(self, *sets) -> tuple[str, ...]:
+        wanted = set().union(*sets)
+        return tuple(p for p in self.param_order if p in wanted)
+
+    def context(self, key: tuple[str, ...]) -> str:
+        """The distinct bindings of `key` asked for: the episodes alone when the key is empty."""
+        if not key:
+            return SCOPE
+        if self.source is None:
+            raise Unsupported("a keyed value outside any binding context")
+        cached = ("demand", self.source, key)
+        if cached not in self._cache:
+            cols = ", ".join(["episode_id", *map(pcol, key)])
+            self._cache[cached] = self.add("dem", "demand", key, f"SELECT DISTINCT {cols} FROM {self.source}",
+                                           CARD_DEMAND, f"bindings of {', '.join(key)} asked for", fence=True)
+        return self._cache[cached]
+
+    def join_dep(self, name: str) -> str:
+        return f"LEFT JOIN {name} ON {key_match(name, self.node_key(name))}"
+
+    def with_scalar(self, frm: From, s: S) -> From:
+        frm.add(*(self.join_dep(d) for d in s.deps), *s.lookups)
+        return frm
+
+    def table(self, table: schema.Table) -> str:
+        self.tables[table.name] = table
+        return f"h_{table.sql_name}"
+
+    # ---- free parameters ----
+    def fp(self, e: A.Expr | None) -> frozenset[str]:
+        if e is None:
+            return frozenset()
+        if id(e) not in self._fp:
+            found = set()
+            for node in walk(e):
+                if isinstance(node, A.ParamRef):
+                    found.add(node.name)
+                elif isinstance(node, A.Name) and node.ref and node.ref[0] == "let":
+                    found |= self.fp(self.lets[node.name].expr)
+            self._fp[id(e)] = frozenset(found)
+        return self._fp[id(e)]
+
+    # ---- relations ----
+    def relation(self, e: A.Expr) -> RelRef:
+        if isinstance(e, A.Name) and e.ref[0] == "table":
+            table: schema.Table = e.ref[1]
+            return RelRef(self.table(table), (), e.ty, (("step", False),) if e.ty.has_step else ())
+        if isinstance(e, A.Name) and e.ref[0] == "let":
+            return self._once(("let", e.name), lambda: self.relation(self.lets[e.name].expr))
+        if isinstance(e, A.Where):
+            return self._where(e)
+        if isinstance(e, A.Sort):
+            base = self.relation(e.base)
+            return RelRef(base.source, base.key, base.rtype, tuple((k.expr, k.descending) for k in e.keys))
+        if isinstance(e, A.Call) and e.function == "runs":
+            return self._runs(e)
+        raise Unsupported(f"relation {type(e).__name__}")
+
+    def _once(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def row_from(self, rel: RelRef, key: tuple[str, ...]) -> From:
+        """The rows of `rel` for each binding of `key` (a superset of its own key): context c, row t."""
+        frm = From(self.context(key), key)
+        frm.add(f"JOIN {rel.source} t ON {key_match('t', rel.key)}")
+        return frm
+
+    def columns(self, rel: RelRef, alias: str = "t") -> str:
+        return ", ".join(f"{alias}.{ident(name)}" for name, _ in rel.rtype.columns)
+
+    def _where(self, e: A.Where) -> RelRef:
+        base = self.relation(e.base)
+        key = self.keyed(base.key, self.fp(e.condition))
+        conjuncts = _conjuncts(e.condition)
+        frm = From(self.context(key), key)
+        driving = next((c for c in conjuncts if self._token_driven(base, c)), None)
+        if driving is not None:
+            # mentions(text, $kw) as a join with the token index: only the steps using the word are read.
+            column, word = driving.args[0].name, self.scalar(driving.args[1], row=None)
+            tokens = self.token_index(base.rtype.name, column)
+            self.with_scalar(frm, word)
+            frm.add(f"JOIN {tokens} k ON k.episode_id = c.episode_id AND k.w = lower({word.sql})",
+                    f"JOIN {base.source} t ON {key_match('t', base.key)} AND t.step = k.step")
+            conjuncts = [c for c in conjuncts if c is not driving]
+        else:
+            frm.add(f"JOIN {base.source} t ON {key_match('t', base.key)}")
+        for conjunct in conjuncts:
+            s = self.scalar(conjunct, row=base)
+            self.with_scalar(frm, s)
+            frm.wheres.append(s.sql)
+        name = self.add("rel", "relation", key, f"SELECT {key_columns('c', key)}, {self.columns(base)} {frm.render()}",
+                        CARD_DEMAND if key else CARD_N, f"{base.rtype.name} where ...", fence=True)
+        return RelRef(name, key, base.rtype, base.order)
+
+    def _token_driven(self, base: RelRef, e: A.Expr) -> bool:
+        return (isinstance(e, A.Call) and e.function == "mentions" and base.rtype.name in ONE_ROW_PER_STEP
+                and _is_column(e.args[0]) and not _reads_columns(e.args[1]))
+
+    def token_index(self, table: str, column: str) -> str:
+        """Every word of a text column, once per (episode, step, word), with how often it occurs there."""
+        source = self.table(schema.tables_for(self.checked.env)[table])
+        sql = (f"SELECT s.episode_id, s.step, w, count(*) AS n FROM (SELECT s.episode_id, s.step, "
+               f"unnest({words_sql('s.' + ident(column))}) AS w FROM {source} s SEMI JOIN {SCOPE} USING (episode_id)) s "
+               f"GROUP BY ALL")
+        return self.add("tok", "index", (), sql, CARD_NW, f"words of {table}.{column}", fence=True)
+
+    def _runs(self, e: A.Call) -> RelRef:
+        base = self.relation(e.args[0])
+        key = self.keyed(base.key, self.fp(e.args[1]))
+        frm = self.row_from(base, key)
+        value = self.scalar(e.args[1], row=base)
+        self.with_scalar(frm, value)
+        keys = key_columns("c", key)
+        inner = (f"SELECT {keys}, {value.sql} AS value, t.step AS step, t.step - row_number() OVER "
+                 f"(PARTITION BY {keys}, {value.sql} ORDER BY t.step) AS qtc_group {frm.render()}")
+        outer_keys = ", ".join(["episode_id", *map(pcol, key)])
+        sql = (f"SELECT {outer_keys}, value, min(step) AS start, max(step) AS \"end\", count(*) AS length "
+               f"FROM ({inner}) GROUP BY {outer_keys}, value, qtc_group")
+        name = self.add("runs", "relation", key, sql, CARD_DEMAND if key else CARD_N, "runs", fence=True)
+        return RelRef(name, key, e.ty, (("start", False),))
+
+    # ---- rows ----
+    def row(self, e: A.Expr) -> str:
+        """A node with at most one row per binding of its key."""
+        if isinstance(e, A.Name) and e.ref[0] == "let":
+            return self._once(("let", e.name), lambda: self.row(self.lets[e.name].expr))
+        if isinstance(e, A.Index):
+            rel = self.relation(e.base)
+            key = self.keyed(rel.key, self.fp(e.index))
+            frm = self.row_from(rel, key)
+            index = self.scalar(e.index, row=None)
+            self.with_scalar(frm, index)
+            frm.wheres.append(f"t.step = {index.sql}")
+            return self.add("row", "row", key, f"SELECT {key_columns('c', key)}, {self.columns(rel)} {frm.render()}",
+                            CARD_DEMAND, "the row at a step")
+        if isinstance(e, A.Call):
+            from .functions import ROW_FUNCTIONS
+            if e.function in ROW_FUNCTIONS:
+                return ROW_FUNCTIONS[e.function](self, e)
+        raise Unsupported(f"row {type(e).__name__}")
+
+    def order_sql(self, rel: RelRef, reverse: bool = False) -> str:
+        """The total order of a relation's rows: its keys, then every column (as the legacy emitter)."""
+        named = {key for key, _ in rel.order if isinstance(key, str)}
+        keys = list(rel.order) + [(name, False) for name, ty in rel.rtype.columns
+                                  if name not in named and not isinstance(ty, T.ListOf)]
+        parts = []
+        for key, descending in keys:
+            if isinstance(key, str):
+                sql = f"t.{ident(key)}"
+            else:
+                s = self.scalar(key, row=rel)
+                if s.deps or s.lookups:
+                    raise Unsupported("a sort key that reads another relation")
+                sql = s.sql
+            parts.append(f"{sql} {'DESC' if descending != reverse else 'ASC'} NULLS LAST")
+        return ", ".join(parts)
+
+    # ---- bags ----
+    def bag(self, e: A.Expr, key: tuple[str, ...] = ()) -> Bag:
+        key = self.keyed(key, self.fp(e))
+        if isinstance(e, A.Field) and isinstance(e.base, A.Name) and e.base.ref == ("vocab", None):
+            frm = From(self.context(key), key)
+            episodes, vocab = self.table(schema.EPISODES), self.table(schema.VOCAB)
+            frm.add(f"JOIN {episodes} qg ON qg.episode_id = c.episode_id",
+                    f"JOIN {vocab} t ON t.game = qg.game AND t.kind = {sql_string(e.name)}")
+            return Bag(frm, "t.value", "NULL", key)
+        if isinstance(e, A.Field):
+            rel = self.relation(e.base)
+            return Bag(self.row_from(rel, key), f"t.{ident(e.name)}", "t.step" if rel.rtype.has_step else "NULL", key)
+        if isinstance(e, A.Name) and e.ref[0] == "let":
+            return self.bag(self.lets[e.name].expr, key)
+        if isinstance(e, A.Binary) and e.op == "-":
+            left = self.bag(e.left, key)
+            right = self.value_set(e.right)
+            # v NOT IN (the right side's non-null values): an anti join on the key and the value.
+            left.frm.add(f"ANTI JOIN {right} ON {key_match(right, self.node_key(right))} AND {right}.v = {left.v}")
+            left.frm.wheres.append(f"{left.v} IS NOT NULL")
+            return left
+        if isinstance(e, A.Call) and e.function == "words":
+            return self.bag_of_node(self._words(e.args[0]), key)
+        if isinstance(e, A.Call) and e.function == "flatten":
+            inner = self.bag(e.args[0])
+            sql = (f"SELECT {key_columns('c', inner.key)}, unnest({inner.v}) AS v, {inner.s} AS s "
+                   f"{inner.frm.render()}")
+            return self.bag_of_node(self.add("bag", "bag", inner.key, sql, CARD_N, "flatten", fence=True), key)
+        raise Unsupported(f"bag {type(e).__name__}")
+
+    def bag_of_node(self, name: str, key: tuple[str, ...]) -> Bag:
+        frm = From(self.context(key), key)
+        frm.add(f"JOIN {name} t ON {key_match('t', self.node_key(name))}")
+        return Bag(frm, "t.v", "t.s", key)
+
+    def value_set(self, e: A.Expr) -> str:
+        """The distinct non-null values of a bag, keyed by its free parameters (for anti joins)."""
+        bag = self.bag(e)
+        frm = bag.frm.copy()
+        frm.wheres.append(f"{bag.v} IS NOT NULL")
+        return self.add("set", "bag", bag.key, f"SELECT DISTINCT {key_columns('c', bag.key)}, {bag.v} AS v {frm.render()}",
+                        CARD_N, "distinct values", fence=True)
+
+    def _words(self, e: A.Expr) -> str:
+        keyword = keyword_sql("w")
+        if (isinstance(e, A.Field) and isinstance(e.base, A.Name) and e.base.ref[0] == "table"
+                and e.base.ref[1].has_step):
+            tokens = self.token_index(e.base.ref[1].name, e.name)
+            sql = f"SELECT DISTINCT episode_id, w AS v, NULL AS s FROM {tokens} WHERE {keyword}"
+            return self.add("words", "bag", (), sql, CARD_N, f"keywords of {e.base.name}.{e.name}", fence=True)
+        inner = self.bag(e)
+        cols = ", ".join(["episode_id", *map(pcol, inner.key)])
+        sql = (f"SELECT DISTINCT {cols}, w AS v, NULL AS s FROM (SELECT {key_columns('c', inner.key)}, "
+               f"unnest({words_sql(inner.v)}) AS w {inner.frm.render()}) WHERE {keyword}")
+        return self.add("words", "bag", inner.key, sql, CARD_N, "keywords", fence=True)
+
+    # ---- domains ----
+    def domain(self, e: A.Expr) -> str:
+        """The distinct non-null values a parameter draws from, keyed by the parameters the domain reads."""
+        key = self.keyed(self.fp(e))
+        if isinstance(e, A.ListLiteral):
+            ordinal = e.ty == T.ListOf(T.ORDINAL)
+            values = ", ".join(f"({ORDINALS[i.name] if ordinal else sql_literal(i.value)})" for i in e.items)
+            inner = f"SELECT c.episode_id, t.v FROM {SCOPE} c, (VALUES {values}) t(v)"
+        elif isinstance(e, A.Range) or isinstance(e.ty, T.ListOf):
+            s = self.scalar(e, row=None)
+            frm = self.with_scalar(From(self.context(key), key), s)
+            inner = f"SELECT {key_columns('c', key)}, unnest({s.sql}) AS v {frm.render()}"
+        else:
+            bag = self.bag(e)
+            inner = f"SELECT {key_columns('c', bag.key)}, {bag.v} AS v {bag.frm.render()}"
+        cols = ", ".join(["episode_id", *map(pcol, key)])
+        return self.add("dom", "domain", key, f"SELECT DISTINCT {cols}, v FROM ({inner}) WHERE v IS NOT NULL",
+                        CARD_N, "parameter domain", fence=True)
+
+    # ---- aggregates: one node per FROM clause, every aggregate over it a column ----
+    def aggregate(self, frm: From, expr: str) -> S:
+        body = frm.render()
+        name = next((n for n, (f, _) in self._aggregates.items() if f.render() == body), None)
+        if name is None:
+            name = self.add("agg", "aggregate", frm.key, f"-- aggregates over {body}", CARD_DEMAND)
+            self._aggregates[name] = (frm, [])
+        columns = self._aggregates[name][1]
+        column = next((c for c, e in columns if e == expr), None)
+        if column is None:
+            column = f"a{len(columns) + 1}"
+            columns.append((column, expr))
+        return S(f"{name}.{column}", (name,))
+
+    def finish(self) -> None:
+        """Write each aggregate node's SQL, now that every aggregate over it is known."""
+        for node in self.nodes:
+            if node.name in self._aggregates:
+                frm, columns = self._aggregates[node.name]
+                aggs = ", ".join(f"{e} AS {c}" for c, e in columns)
+                node.sql = f"SELECT {key_columns('c', frm.key)}, {aggs} {frm.render()} GROUP BY ALL"
+
+    # ---- scalars ----
+    def scalar(self, e: A.Expr, row: RelRef | None) -> S:
+        """`e` over the context `c`, and over the rows `t` of `row` where it is given (a where condition,
+        a per-row value)."""
+        method = getattr(self, f"_scalar_{type(e).__name__}", None)
+        if method is None:
+            raise Unsupported(f"scalar {type(e).__name__}")
+        return method(e, row)
+
+    def _scalar_Literal(self, e: A.Literal, row):
+        return S(sql_literal(e.value))
+
+    def _scalar_ListLiteral(self, e: A.ListLiteral, row):
+        return S("[" + ", ".join(sql_literal(i.value) for i in e.items) + "]")
+
+    def _scalar_ParamRef(self, e: A.ParamRef, row):
+        return S(f"c.{pcol(e.name)}")
+
+    def _scalar_Name(self, e: A.Name, row):
+        kind = e.ref[0]
+        if kind == "column" and row:
+            return S(f"t.{ident(e.name)}")
+        if kind == "let" and isinstance(self.checked.let_types[e.name], (T.Scalar, T.ListOf)):
+            name = self.scalar_let(e.name)
+            return S(f"{name}.v", (name,))
+        raise Unsupported(f"name {e.name} ({kind})")
+
+    def scalar_let(self, name: str) -> str:
+        def build():
+            expr = self.lets[name].expr
+            key = self.keyed(self.fp(expr))
+            s = self.scalar(expr, row=None)
+            frm = self.with_scalar(From(self.context(key), key), s)
+            return self.add("let", "let", key, f"SELECT {key_columns('c', key)}, {s.sql} AS v {frm.render()}",
+                            CARD_DEMAND, f"let {name}", fence=True)
+        return self._once(("let", name), build)
+
+    def _scalar_Range(self, e: A.Range, row):
+        low, high = self.scalar(e.low, row), self.scalar(e.high, row)
+        return combine(f"range(CAST({low.sql} AS BIGINT), CAST({high.sql} AS BIGINT) + 1)", low, high)
+
+    def _scalar_Field(self, e: A.Field, row):
+        if isinstance(e.base.ty, T.Row):
+            name = self.row(e.base)
+            return S(f"{name}.{ident(e.name)}", (name,))
+        if e.base.ty == T.DISPLACEMENT:
+            base = self.scalar(e.base, row)
+            return combine(f"({base.sql}).{e.name}", base)
+        raise Unsupported("a field of a relation as a scalar")
+
+    def _scalar_Index(self, e: A.Index, row):
+        base, index = self.scalar(e.base, row), self.scalar(e.index, row)
+        return combine(f"list_extract({base.sql}, {index.sql})", base, index)
+
+    def _scalar_Unary(self, e: A.Unary, row):
+        operand = self.scalar(e.operand, row)
+        return combine(f"(NOT {operand.sql})" if e.op == "not" else f"(-{operand.sql})", operand)
+
+    def _scalar_Binary(self, e: A.Binary, row):
+        left, right = self.scalar(e.left, row), self.scalar(e.right, row)
+        op = {"==": "=", "!=": "<>", "and": "AND", "or": "OR"}.get(e.op, e.op)
+        return combine(f"({left.sql} {op} {right.sql})", left, right)
+
+    def _scalar_In(self, e: A.In, row):
+        item = self.scalar(e.item, row)
+        negate = "NOT " if e.negated else ""
+        container = e.container
+        if isinstance(container, A.Range):
+            low, high = self.scalar(container.low, row), self.scalar(container.high, row)
+            return combine(f"({negate}({item.sql} BETWEEN {low.sql} AND {high.sql}))", item, low, high)
+        if isinstance(container.ty, T.Bag):
+            # x IN (subquery) as SQL reads it: false for no values, null for a null x or a null among them.
+            bag = self.bag(container)
+            members = self.aggregate(bag.frm, f"list({bag.v}) FILTER (WHERE {bag.v} IS NOT NULL)")
+            nulls = self.aggregate(bag.frm, f"bool_or({bag.v} IS NULL)")
+            test = (f"CASE WHEN {members.sql} IS NULL AND {nulls.sql} IS NULL THEN FALSE WHEN {item.sql} IS NULL "
+                    f"THEN NULL WHEN list_contains({members.sql}, {item.sql}) THEN TRUE WHEN {nulls.sql} THEN NULL "
+                    f"ELSE FALSE END")
+            return combine(f"({negate}({test}))", item, members, nulls)
+        values = self.scalar(container, row)
+        return combine(f"({negate}list_contains({values.sql}, {item.sql}))", item, values)
+
+    def _scalar_Call(self, e: A.Call, row):
+        from .functions import SCALAR_FUNCTIONS
+        lower = SCALAR_FUNCTIONS.get(e.function)
+        if lower is None:
+            raise Unsupported(f"function {e.function}")
+        return lower(self, e, row)
+
+
+def _conjuncts(e: A.Expr) -> list[A.Expr]:
+    if isinstance(e, A.Binary) and e.op == "and":
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
+
+
+def _is_column(e: A.Expr) -> bool:
+    return isinstance(e, A.Name) and e.ref[0] == "column"
+
+
+def _reads_columns(e: A.Expr) -> bool:
+    return any(_is_column(node) for node in walk(e))

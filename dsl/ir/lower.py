@@ -1,0 +1,258 @@
+"""A checked template to its IR: parameter components, sampling, keyed lets, and the assembled rows.
+
+    ep                      the env's episodes (the context of everything keyed by the episode alone)
+    dom*                    each parameter's domain, keyed by the earlier parameters it reads
+    comp*                   each connected component of parameters (linked by domains and conditions);
+                            `$R - $L in a..b` over one domain is a RANGE window frame, not a join
+    s_<side>                the sampled bindings of the answerable side and of each adversarial one;
+                            components are crossed only here, inside a streaming top-N aggregate
+    dem*, rel*, agg*, ...   lets, requires, answer and evidence, each computed once for the bindings
+                            of its free parameters that were sampled
+    answerable, adversarial_<p>, candidates, then the final SELECT with display names (and, asked for,
+                            the false-premise check against the same domain nodes)
+
+The output columns and their order are the legacy emitter's (dsl/compile.py), so the rows are the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+from qtc.dsl import ast as A
+from qtc.dsl import schema
+from qtc.dsl import types as T
+from qtc.dsl.check import CheckedTemplate
+from qtc.dsl.compile import Compiler
+from qtc.dsl.sql import ident, sql_string
+
+from .exprs import ExprLowerer
+from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
+from .sample import sample_sql
+from .sql import SCOPE, From, S, key_match, pcol
+
+PREMISE_COLUMN = "qtc_premise_false"
+
+
+def lower(checked: CheckedTemplate, sampling: str = "top_n", premise: bool = False) -> TemplateIR:
+    """The IR of a template. `sampling` (sample.py) keeps at most `qtc_max_candidates` bindings per
+    episode and side (`top_n`, `window`) or every binding (`every`); `premise` adds the false-premise
+    column. Raises Unsupported for what it cannot lower yet."""
+    return _Lowering(checked, sampling, premise).run()
+
+
+class _Lowering:
+    def __init__(self, checked: CheckedTemplate, sampling: str, premise: bool):
+        self.checked, self.sampling, self.premise = checked, sampling, premise
+        self.template = checked.template
+        self.lo = ExprLowerer(checked)
+        self.params = {p.name: p for p in self.template.params}
+
+    def run(self) -> TemplateIR:
+        lo, t = self.lo, self.template
+        env = "" if self.checked.env == "any" else f" WHERE env = {sql_string(self.checked.env)}"
+        lo.nodes.append(Node(SCOPE, "scope", (), f"SELECT episode_id, game FROM h_episodes{env}", (), CARD_ONE,
+                             f"the {self.checked.env} episodes", fence=True))
+        components = self._components()
+        main_domains: dict[str, str] = {}
+        main = [self._component(c, None, main_domains) for c in components]
+        sides = [Side("main", main, self._sample("main", main))]
+        for adversarial in t.adversarials:
+            parts = [self._component(c, adversarial, {}) if adversarial.param in c else node
+                     for c, node in zip(components, main)]
+            sides.append(Side(adversarial.param, parts, self._sample(f"adv_{adversarial.param}", parts)))
+        lo.source = sides[0].sample
+        parts = [self._answerable(sides[0].sample)]
+        parts += [self._adversarial(side) for side in sides[1:]]
+        final = self._final(parts, main_domains)
+        lo.finish()
+        _prune(lo.nodes, final)
+        return TemplateIR(t.id, list(self.params), components, lo.nodes, sides, lo.tables, final, self.sampling)
+
+    # ---- parameters ----
+    def _components(self) -> list[list[str]]:
+        """Parameters linked by a domain or a condition that reads another, in declaration order."""
+        owner = {name: name for name in self.params}
+
+        def find(name):
+            while owner[name] != name:
+                name = owner[name]
+            return name
+        for param in self.template.params:
+            for other in self.lo.fp(param.domain) | self.lo.fp(param.condition):
+                owner[find(other)] = find(param.name)
+        groups: dict[str, list[str]] = {}
+        for name in self.params:
+            groups.setdefault(find(name), []).append(name)
+        return list(groups.values())
+
+    def _component(self, names: list[str], adversarial: A.Adversarial | None, domains: dict[str, str]) -> str:
+        """The bindings of one component: each parameter joined with its domain, then its condition."""
+        lo = self.lo
+        partial, bound = None, []
+        for name in names:
+            param = self.params[name]
+            override = adversarial is not None and adversarial.param == name
+            lo.source = partial
+            domain = lo.domain(adversarial.domain if override else param.domain)
+            domains[name] = domain
+            condition = param.condition
+            frame = self._frame(param, bound, domains, domain) if partial and not override else None
+            if frame is not None:
+                sql, condition = frame, None
+            elif partial is None:
+                sql = f"SELECT episode_id, v AS {pcol(name)} FROM {domain}"
+            else:
+                sql = (f"SELECT b.*, d.v AS {pcol(name)} FROM {partial} b JOIN {domain} d "
+                       f"ON {key_match('d', lo.node_key(domain), 'b')}")
+            bound.append(name)
+            key = tuple(bound)
+            if condition is not None:
+                joined = lo.add("pre", "component", key, sql, CARD_PRODUCT, f"{', '.join(bound)} before the condition",
+                                fence=True)
+                lo.source = joined
+                test = lo.scalar(condition, None)
+                frm = lo.with_scalar(From(joined, key), test)
+                frm.wheres.append(test.sql)
+                sql = f"SELECT c.* {frm.render()}"
+            card = CARD_N if len(bound) == 1 or frame is not None else CARD_PRODUCT
+            partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
+        return partial
+
+    def _frame(self, param: A.Param, bound: list[str], domains: dict[str, str], domain: str) -> str | None:
+        """`$R - $L in a..b` with L the component's only parameter so far and both drawn from the same
+        domain: each L's partners R as one RANGE window frame, linear in the domain (a band join would
+        compare every pair of the episode)."""
+        c = param.condition
+        if not (isinstance(c, A.In) and not c.negated and isinstance(c.item, A.Binary) and c.item.op == "-"
+                and isinstance(c.item.left, A.ParamRef) and c.item.left.name == param.name
+                and isinstance(c.item.right, A.ParamRef) and bound == [c.item.right.name]
+                and domains.get(c.item.right.name) == domain and not self.lo.node_key(domain)
+                and isinstance(c.container, A.Range) and all(
+                    isinstance(b, A.Literal) and type(b.value) is int for b in (c.container.low, c.container.high))):
+            return None
+        low, high = c.container.low.value, c.container.high.value
+        if low > high:
+            return None
+        bound_sql = [f"{abs(x)} {'FOLLOWING' if x >= 0 else 'PRECEDING'}" for x in (low, high)]
+        first = bound[0]
+        return (f"SELECT episode_id, v AS {pcol(first)}, unnest(qtc_partners) AS {pcol(param.name)} FROM "
+                f"(SELECT episode_id, v, list(v) OVER (PARTITION BY episode_id ORDER BY v RANGE BETWEEN "
+                f"{bound_sql[0]} AND {bound_sql[1]}) AS qtc_partners FROM {domain})")
+
+    def _sample(self, side: str, components: list[str]) -> str:
+        order = list(self.params)
+        sql = sample_sql(components, order, self.sampling)
+        capped = self.sampling != "every"
+        return self.lo.add(f"s_{side}_", "sample", tuple(order), sql, "O(cap)" if capped else CARD_PRODUCT,
+                           f"sampled bindings ({side})", fence=True)
+
+    # ---- the rows ----
+    def _answerable(self, sample: str) -> str:
+        lo, t = self.lo, self.template
+        key = tuple(self.params)
+        frm = From(sample, key)
+        lets = []
+        for name, ty in self.checked.let_types.items():
+            if isinstance(ty, (T.Scalar, T.ListOf)):
+                value = self._let_value(name)
+                lo.with_scalar(frm, value)
+                lets.append(f"{value.sql} AS {ident('l_' + name)}")
+        requires = []
+        for condition in t.requires:
+            s = lo.scalar(condition, None)
+            lo.with_scalar(frm, s)
+            requires.append(f"({s.sql})")
+        answer = lo.scalar(t.answer, None)
+        lo.with_scalar(frm, answer)
+        accept = ""
+        if t.accept is not None:
+            accepted = lo.scalar(t.accept, None)
+            lo.with_scalar(frm, accepted)
+            accept = f"{accepted.sql} AS qtc_accept, "
+        evidence = self._evidence(frm)
+        frm.wheres.append(" AND ".join(requires) or "TRUE")
+        columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params), *lets])
+        exclude = " EXCLUDE (qtc_accept)" if accept else ""
+        sql = (f"SELECT *{exclude}, {Compiler(self.checked)._accepted_sql()} AS accepted FROM (SELECT {columns}, "
+               f"FALSE AS adversarial, {accept}{answer.sql} AS answer, {evidence} AS evidence {frm.render()}) c "
+               f"WHERE c.answer IS NOT NULL")
+        return lo.add("answerable", "assemble", key, sql, "O(cap)", "answerable candidates")
+
+    def _let_value(self, name: str) -> S:
+        node = self.lo.scalar_let(name)
+        return S(f"{node}.v", (node,))
+
+    def _evidence(self, frm: From) -> str:
+        lo, lists = self.lo, []
+        for e in self.template.evidence:
+            if isinstance(e, A.Range):
+                low, high = lo.scalar(e.low, None), lo.scalar(e.high, None)
+                lo.with_scalar(frm, low)
+                lo.with_scalar(frm, high)
+                lists.append(f"range(CAST({low.sql} AS BIGINT), CAST({high.sql} AS BIGINT) + 1)")
+            elif isinstance(e.ty, T.Bag):
+                bag = lo.bag(e)
+                steps = lo.aggregate(bag.frm, f"list(CAST({bag.v} AS BIGINT))")
+                lo.with_scalar(frm, steps)
+                lists.append(steps.sql)
+            else:
+                s = lo.scalar(e, None)
+                lo.with_scalar(frm, s)
+                lists.append(f"[CAST({s.sql} AS BIGINT)]")
+        return f"list_sort(list_distinct(flatten([{', '.join(lists)}])))"
+
+    def _adversarial(self, side: Side) -> str:
+        nulls = "".join(f", NULL AS {ident('l_' + n)}" for n, ty in self.checked.let_types.items()
+                        if isinstance(ty, (T.Scalar, T.ListOf)))
+        columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params)])
+        sql = (f"SELECT {columns}{nulls}, TRUE AS adversarial, NULL AS answer, CAST([] AS BIGINT[]) AS evidence "
+               f"FROM {side.sample} c")
+        return self.lo.add(f"adversarial_{side.name}_", "assemble", tuple(self.params), sql, "O(cap)",
+                           f"false-premise candidates ({side.name})")
+
+    def _final(self, parts: list[str], domains: dict[str, str]) -> str:
+        lo, checked, t = self.lo, self.checked, self.template
+        union = " UNION ALL BY NAME ".join(f"SELECT * FROM {p}" for p in parts)
+        candidates = lo.add("candidates", "assemble", tuple(self.params), union, "O(cap)", "all candidates")
+        room_outputs = [p.name for p in t.params if checked.param_types.get(p.name) == T.ROOM]
+        room_outputs += [n for n, ty in checked.let_types.items() if ty == T.ROOM]
+        shown = [(ident(('p_' if n in checked.param_types else 'l_') + n), ident('display_' + n)) for n in room_outputs]
+        if checked.answer_type == "location":
+            shown.append(("answer", "display_answer"))
+        joins, columns = [], []
+        if shown:
+            rooms = lo.table(schema.JERICHO_ROOMS)
+            names = lo.add("rooms", "index", (), f"SELECT episode_id, room, any_value(display_name) AS display_name "
+                                                 f"FROM {rooms} GROUP BY ALL", CARD_N, "room display names")
+            for number, (value, column) in enumerate(shown, start=1):
+                joins.append(f"LEFT JOIN {names} qd{number} ON qd{number}.episode_id = c.episode_id "
+                             f"AND qd{number}.room = c.{value}")
+                columns.append(f"qd{number}.display_name AS {column}")
+        if self.premise and t.adversarials:
+            # The premise is false when a value lies outside the parameter's own domain: the same node
+            # the answerable side drew from.
+            outside = []
+            for number, adversarial in enumerate(t.adversarials, start=1):
+                domain = domains[adversarial.param]
+                alias = f"qp{number}"
+                joins.append(f"LEFT JOIN {domain} {alias} ON {key_match(alias, lo.node_key(domain))} "
+                             f"AND {alias}.v = c.{pcol(adversarial.param)}")
+                outside.append(f"{alias}.v IS NULL")
+            columns.append(f"CASE WHEN c.adversarial THEN ({' OR '.join(outside)}) END AS {PREMISE_COLUMN}")
+        order = ", ".join(["episode_id", "adversarial"] + [pcol(p) for p in self.params])
+        extra = "".join(f", {c}" for c in columns)
+        return f"SELECT c.*{extra} FROM {candidates} c{''.join(' ' + j for j in joins)} ORDER BY {order}"
+
+
+
+def _prune(nodes: list[Node], final: str) -> None:
+    """Drop the nodes nothing reads (a component's first parameter, when a window frame pairs it)."""
+    by_name = {n.name: n for n in nodes}
+    wanted = [n.name for n in nodes if re.search(rf"\b{re.escape(n.name)}\b", final)]
+    needed = set()
+    while wanted:
+        name = wanted.pop()
+        if name not in needed:
+            needed.add(name)
+            wanted += by_name[name].inputs
+    nodes[:] = [n for n in nodes if n.name in needed]

@@ -1,0 +1,68 @@
+"""SQL text pieces the IR emits: a FROM clause with a context and a row, and the join of a keyed node.
+
+Every relation the IR builds is read through a `From`: the context `c` (the episodes of the env, or
+the distinct bindings a node is asked for: its demand), the nodes its scalars need joined onto `c` by
+their key, and at most one row relation `t`. Nothing is correlated: every join is by key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from qtc.dsl.sql import ident
+
+SCOPE = "ep"  # the node holding the env's episodes: the context of a node keyed by the episode alone
+
+
+def pcol(param: str) -> str:
+    return ident("p_" + param)
+
+
+def key_columns(alias: str, key: tuple[str, ...]) -> str:
+    """`alias.episode_id, alias."p_x", ...`"""
+    return ", ".join([f"{alias}.episode_id", *(f"{alias}.{pcol(p)}" for p in key)])
+
+
+def key_match(alias: str, key: tuple[str, ...], other: str = "c") -> str:
+    return " AND ".join([f"{alias}.episode_id = {other}.episode_id",
+                         *(f"{alias}.{pcol(p)} = {other}.{pcol(p)}" for p in key)])
+
+
+@dataclass(frozen=True)
+class S:
+    """A lowered scalar: SQL over the context `c` (and the row `t` in a row scope), the keyed nodes it
+    reads (joined onto `c` by their key, each under its own name) and the lookups joined onto `t`."""
+    sql: str
+    deps: tuple[str, ...] = ()
+    lookups: tuple[str, ...] = ()
+
+
+def combine(sql: str, *parts: S) -> S:
+    deps: dict[str, None] = {}
+    lookups: dict[str, None] = {}
+    for part in parts:
+        deps.update(dict.fromkeys(part.deps))
+        lookups.update(dict.fromkeys(part.lookups))
+    return S(sql, tuple(deps), tuple(lookups))
+
+
+@dataclass
+class From:
+    """`FROM <context> c <joins> WHERE <wheres>`."""
+    context: str
+    key: tuple[str, ...]
+    joins: list[str] = field(default_factory=list)
+    wheres: list[str] = field(default_factory=list)
+
+    def add(self, *joins: str) -> None:
+        for join in joins:
+            if join not in self.joins:
+                self.joins.append(join)
+
+    def render(self) -> str:
+        where = f" WHERE {' AND '.join(self.wheres)}" if self.wheres else ""
+        joins = "".join(f" {j}" for j in self.joins)
+        return f"FROM {self.context} c{joins}{where}"
+
+    def copy(self) -> "From":
+        return From(self.context, self.key, list(self.joins), list(self.wheres))

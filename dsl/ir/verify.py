@@ -1,0 +1,48 @@
+"""Invariants of a lowered template, checked by the tests on every template they compile.
+
+- No product before the sample: a node whose rows are a product of parameter domains (a component of
+  linked parameters) feeds only its own component's next node (directly, or through the demand that
+  is the context of the next parameter's domain) or the sample.
+- Every key covers the free parameters: a node reads no parameter column outside its key.
+- No correlated subquery: every subquery of the statement is a derived table (after FROM or JOIN),
+  none is LATERAL, and DuckDB plans the statement without a dependent (DELIM) join.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+from .nodes import CARD_PRODUCT, TemplateIR
+
+HORIZON_SUBQUERY = "(SELECT n FROM qtc_horizon)"
+KEYED_OPS = ("domain", "demand", "relation", "bag", "aggregate", "row", "let")
+
+
+def problems(ir: TemplateIR) -> list[str]:
+    found = []
+    by_name = {n.name: n for n in ir.nodes}
+    for node in ir.nodes:
+        for name in node.inputs:
+            source = by_name[name]
+            if source.card == CARD_PRODUCT and node.op not in ("component", "demand", "sample") and ir.sampling != "every":
+                found.append(f"{node.name} ({node.op}) reads the product {name} before the sample")
+        if node.op in KEYED_OPS:
+            read = set(re.findall(r'"p_([^"]+)"', node.sql))
+            if not read <= set(node.key):
+                found.append(f"{node.name} reads {sorted(read - set(node.key))} outside its key {list(node.key)}")
+    return found
+
+
+def correlated(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
+    """Why `sql` is correlated (empty if it is not): a LATERAL join, or a dependent join in DuckDB's plan."""
+    found = ["a LATERAL join"] if re.search(r"\bLATERAL\b", sql) else []
+    # The horizon cut's one uncorrelated scalar subquery aside, a subquery must be a derived table.
+    text = sql.replace(HORIZON_SUBQUERY, "")
+    found += [f"a subquery outside FROM: ...{text[max(0, m.start() - 40):m.start() + 20]}..."
+              for m in re.finditer(r"\(SELECT\b", text) if not re.search(r"\b(FROM|JOIN)\s*$", text[:m.start()])]
+    plan = "\n".join(row[1] for row in con.execute("EXPLAIN " + sql.rstrip().rstrip(";")).fetchall())
+    if "DELIM" in plan:
+        found.append("a dependent (DELIM) join in DuckDB's plan")
+    return found
