@@ -19,9 +19,19 @@ from .errors import InvalidOption, UserError
 COMMANDS = (play, load, compile, generate, paraphrase, answer, score, sql, demo)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("qtc")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     parser = argparse.ArgumentParser(
         prog="qtc", description="Question-template compiler for agent memory benchmarks.")
+    parser.add_argument("--version", action="version", version=f"qtc {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = {}
     for module in COMMANDS:

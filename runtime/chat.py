@@ -1,9 +1,12 @@
 """Chat completions from any OpenAI-compatible endpoint, with retries, and JSON read out of the replies.
 
 The openai client's own retries are turned off so that every retry is ours: rate limits (429), server
-errors (5xx), timeouts and refused connections are retried with exponential backoff (or after the
-server's Retry-After), up to a fixed number of attempts; any other refusal (a bad request, a wrong key,
-an unknown model) stops at once. Either way the user gets one line naming the endpoint and the cause.
+errors (5xx) and refused connections are retried with exponential backoff (or after the server's
+Retry-After), up to a fixed number of attempts, each retry announced on one line with its cause. A
+request that timed out is never sent again: a local server answering one request at a time would still
+be generating the first reply, and a second copy would only queue behind it. Any other refusal (a bad
+request, a wrong key, an unknown model) stops at once. Either way the user gets one line naming the
+endpoint and the cause.
 """
 
 from __future__ import annotations
@@ -11,15 +14,30 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Callable
+from urllib.parse import urlparse
 
 from qtc.errors import InvalidOption, UserError
 
 MAX_BACKOFF_SECONDS = 30.0
 MAX_RETRY_AFTER_SECONDS = 60.0
+CHECK_TIMEOUT_SECONDS = 10.0  # the endpoint check before the first request
+
+
+class RequestTimedOut(UserError):
+    """A request got no reply within the time limit; it is not sent again."""
+
+
+class ContextTooLong(UserError):
+    """The server refused a request for being longer than the model's context window."""
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -33,12 +51,16 @@ class Completion:
 
 class ChatClient:
     def __init__(self, model: str, base_url: str | None = None, *, timeout: float = 120.0,
-                 attempts: int = 6, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep):
+                 attempts: int = 6, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep,
+                 warn: Callable[[str], None] = _warn):
         import openai
 
         for field, value in (("timeout", timeout), ("attempts", attempts)):
             if value <= 0:
                 raise InvalidOption(field, f"must be positive, got {value}")
+        if base_url is not None and urlparse(base_url).scheme not in ("http", "https"):
+            raise InvalidOption("base_url", f"{base_url!r} has no scheme: write it as http://{base_url} "
+                                            "(or https://)")
         key = os.environ.get("OPENAI_API_KEY")
         if not key and base_url is None:
             raise InvalidOption("base_url", "is not given and OPENAI_API_KEY is not set: name a server that "
@@ -47,9 +69,11 @@ class ChatClient:
         self._client = openai.OpenAI(base_url=base_url, timeout=timeout, max_retries=0, api_key=key or "none")
         self.model = model
         self.endpoint = str(self._client.base_url)
+        self.timeout = timeout
         self._attempts = attempts
         self._backoff = backoff
         self._sleep = sleep
+        self._warn = warn
 
     def _delay(self, attempt: int, error: Exception) -> float:
         response = getattr(error, "response", None)
@@ -59,24 +83,53 @@ class ChatClient:
         except (TypeError, ValueError):
             return min(self._backoff * 2 ** attempt, MAX_BACKOFF_SECONDS)
 
-    def complete(self, messages: list[dict], max_tokens: int) -> Completion:
+    def check(self) -> None:
+        """Fail at once, in one line, if the endpoint cannot be reached (nothing listening, no such host):
+        one quick request for the model list, where any HTTP reply at all means a server is there."""
         import openai
 
-        retryable = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                     openai.APIConnectionError)
+        try:
+            self._client.with_options(timeout=CHECK_TIMEOUT_SECONDS).models.list()
+        except openai.APITimeoutError:
+            pass  # a server too busy to list its models may still answer; the requests will tell
+        except openai.APIConnectionError as error:
+            raise UserError(f"{self.endpoint}: cannot connect ({_cause(error)}); is the server running "
+                            "and is the URL right?") from None
+        except openai.APIError:
+            pass
+
+    def complete(self, messages: list[dict], max_tokens: int, response_format: dict | None = None) -> Completion:
+        import openai
+
+        retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+        options = {"response_format": response_format} if response_format else {}
         failures = 0
         while True:
             start = time.perf_counter()
             try:
                 reply = self._client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=0, max_tokens=max_tokens)
+                    model=self.model, messages=messages, temperature=0, max_tokens=max_tokens, **options)
+            except openai.APITimeoutError:
+                raise RequestTimedOut(
+                    f"{self.endpoint}: no reply within {self.timeout:g}s; the request is not sent again, since "
+                    "the server may still be generating it (a local server answers one request at a time)"
+                ) from None
             except retryable as error:
                 failures += 1
                 if failures >= self._attempts:
                     raise UserError(f"{self.endpoint}: no answer after {failures} attempts "
                                     f"(last: {_describe(error)})") from None
-                self._sleep(self._delay(failures - 1, error))
+                delay = self._delay(failures - 1, error)
+                self._warn(f"{self.endpoint}: {_describe(error)}; {_advice(error)}; "
+                           f"retry {failures} of {self._attempts - 1} in {delay:g}s")
+                self._sleep(delay)
                 continue
+            except openai.BadRequestError as error:
+                if _CONTEXT_WINDOW.search(error.message):
+                    raise ContextTooLong(f"{self.endpoint}: {_describe(error)}") from None
+                raise UserError(f"{self.endpoint}: the server refused the request: {_describe(error)}"
+                                + (" (if it does not support response_format, try --json-mode object or off)"
+                                   if response_format else "")) from None
             except openai.APIStatusError as error:
                 raise UserError(f"{self.endpoint}: the server refused the request: {_describe(error)}") from None
             except openai.APIError as error:  # a reply that is not a chat completion
@@ -88,6 +141,28 @@ class ChatClient:
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 request=uuid.uuid4().hex[:16], seconds=time.perf_counter() - start)
+
+
+# How servers say a prompt is longer than the model's window (OpenAI, vLLM, llama.cpp, Ollama).
+_CONTEXT_WINDOW = re.compile(r"context (length|size|window)|maximum.{0,40}tokens|too many tokens|too long",
+                             re.IGNORECASE)
+
+
+def _cause(error: Exception) -> str:
+    """The innermost cause of a connection error, which names what went wrong (refused, unknown host)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return str(error) or type(error).__name__
+
+
+def _advice(error: Exception) -> str:
+    import openai
+
+    if isinstance(error, openai.RateLimitError):
+        return "rate limited"
+    if isinstance(error, openai.InternalServerError):
+        return "the server failed"
+    return f"cannot connect ({_cause(error)})"
 
 
 def _describe(error: Exception) -> str:

@@ -33,14 +33,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", default="full", metavar="full|last:N|evidence",
                         help="what the model sees of each episode (default full)")
     parser.add_argument("--batch", type=int, default=10, metavar="N",
-                        help="questions per request at most (default 10)")
+                        help="questions per request at most (default 10); a slow local model may need fewer, "
+                             "or a longer --timeout")
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="completion tokens per request at most (default: room for each question's "
+                             "answer and the JSON around them)")
+    parser.add_argument("--json-mode", default="schema", metavar="schema|object|off",
+                        help="response_format sent: the answers' JSON schema (default; the shortest replies), "
+                             "any JSON object, or off (for servers that refuse it); replies are read as free "
+                             "text whatever it is")
+    parser.add_argument("--max-connections", type=int, default=1, metavar="N",
+                        help="requests under way at once (default 1; more for a hosted API; a local server "
+                             "answering one at a time gains nothing)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the first prompt and its token estimate; send nothing")
+    parser.add_argument("--log-requests", type=Path, metavar="FILE",
+                        help="append each request's prompt and raw reply (or error) to this JSONL file")
     parser.add_argument("--out", type=Path, default=Path("answers.jsonl"),
                         help="answers file, appended to and resumed (default answers.jsonl)")
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+    from contextlib import nullcontext
+
     from qtc.errors import UserError
-    from qtc.runtime.evaluate.ask import Answerer, pending_questions, plan_batches
+    from qtc.runtime.chat import RequestTimedOut
+    from qtc.runtime.evaluate.ask import (Answerer, AskOptions, estimate_tokens, pending_questions,
+                                          plan_batches, prepare_requests)
     from qtc.runtime.qa.appendlog import AppendLog
     from qtc.runtime.evaluate.context import ContextMode
     from qtc.runtime.qa.questions import read_questions
@@ -49,16 +69,43 @@ def run(args: argparse.Namespace) -> int:
     mode = ContextMode.parse(args.context)
     if args.batch <= 0:
         raise UserError(f"--batch must be positive, got {args.batch}")
-    client = client_from_args(args)
+    options = AskOptions(args.max_tokens, args.json_mode, args.max_connections)
+    client = None if args.dry_run else client_from_args(args)
     questions = read_questions(args.qa)
     pending, already = pending_questions(questions, args.out, args.model, mode)
     con = open_store(*args.traces)
-    batches = plan_batches(con, pending, mode, args.batch)
+    requests = prepare_requests(con, plan_batches(con, pending, mode, args.batch))
+    if requests:
+        sizes = [estimate_tokens(r.messages()) for r in requests]
+        largest = requests[sizes.index(max(sizes))].batch
+        print(f"{len(pending)} question(s) to ask in {len(requests)} request(s); the longest prompt is about "
+              f"{max(sizes)} tokens (episode {largest.episode_id}, {largest.description})")
+    if args.dry_run:
+        if requests:
+            messages = requests[0].messages()
+            print("\n\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages))
+            print(f"--- about {estimate_tokens(messages)} tokens; at most {options.tokens(len(requests[0].batch.questions))} "
+                  "in reply; nothing was sent ---")
+        return 0
+    if requests:
+        client.check()
     progress = request_progress("answering", "questions", args.quiet)
-    with progress, AppendLog(args.out) as out:
+    log = AppendLog(args.log_requests) if args.log_requests else nullcontext()
+    with progress, AppendLog(args.out) as out, log:
         task = progress.add_task("answering", total=len(pending))
-        summary = Answerer(con, client, mode, out, lambda n: progress.advance(task, n)).run(batches)
+        answerer = Answerer(client, mode, out, options, lambda n: progress.advance(task, n),
+                            log=log if args.log_requests else None)
+        try:
+            summary = answerer.run(requests)
+        except RequestTimedOut as error:
+            raise UserError(f"{error}. Give it longer (--timeout, now {args.timeout:g}) or ask fewer questions "
+                            f"per request (--batch, now {args.batch}); the {answerer.summary.asked} answer(s) "
+                            f"received are kept in {args.out} and the same command resumes") from None
     print(f"answered {summary.asked} question(s) in {summary.requests} request(s), {summary.seconds:.1f}s; "
           f"{already} were already answered in {args.out}; tokens: {summary.prompt_tokens} prompt, "
           f"{summary.completion_tokens} completion")
+    if summary.too_long:
+        print(f"{summary.too_long} question(s) had a prompt longer than the model's context window; their "
+              "answers are empty, with the error 'context too long' (a shorter --context, e.g. last:N, fits)",
+              file=sys.stderr)
     return 0

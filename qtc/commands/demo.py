@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from qtc.runtime.qa.write import summary_path
 
     traces, qa = args.out / "traces", args.out / "qa.jsonl"
+    print("the demo takes about a minute (recording the episodes, then generating); a second run, with the "
+          "episodes kept, only generates", flush=True)
     run_command(play, ["crafter", "--agent", "scripted", "--seed", str(CRAFTER_SEED), "--max-steps", str(STEPS),
                        "--out", str(traces)])
     rom = args.rom or find_rom()

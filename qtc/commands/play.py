@@ -9,6 +9,7 @@ way as `ended_by: interrupted`; it is recorded again on the next run.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from qtc.errors import UserError
@@ -64,6 +65,10 @@ def _jericho_specs(args: argparse.Namespace, agent_name: str):
         raise UserError("qtc play jericho needs --rom PATH (a Jericho story file)")
     if not args.rom.is_file():
         raise UserError(f"{args.rom}: no such story file")
+    if not args.no_valid_actions:
+        print(f"the valid-action finder takes 1-3 s a step (up to {args.max_steps} steps an episode: "
+              f"{args.max_steps}-{3 * args.max_steps} s); --no-valid-actions skips it",
+              file=sys.stderr, flush=True)
     first = resolve_seed(args.rom, args.seed)
     for seed in range(first, first + args.episodes):
         def make(seed=seed):

@@ -6,13 +6,21 @@ stray text around the JSON, a single object where an array was asked, numbered p
 cut off mid-array. Questions a batch reply left unanswered are asked again one at a time, where a plain
 text reply counts as the answer. Each batch's answers are appended to the answers file as they arrive;
 a rerun asks only the questions that file does not answer yet.
+
+Requests send the answers' JSON schema as `response_format` by default (a model constrained to it
+writes a tenth of the tokens), or any JSON object, or nothing; replies are read as free text either way.
+Several batches may be under way at once (`max_connections`, for hosted APIs); their answers are still
+written in batch order. A prompt the server refuses as longer than the model's window is recorded as
+each of its questions' error, and the run goes on.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -23,7 +31,7 @@ from qtc.errors import InvalidOption, UserError
 
 from qtc.runtime.qa.answers import Answer, read_answers
 from qtc.runtime.qa.appendlog import AppendLog
-from qtc.runtime.chat import ChatClient, Completion, json_values, strip_fences
+from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, json_values, strip_fences
 from .context import ContextMode, Shown, render_context, shown_steps
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.format import NOT_ANSWERABLE
@@ -179,6 +187,7 @@ class RunSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    too_long: int = 0  # questions whose prompt was longer than the model's context window
 
 
 def pending_questions(questions: list[Question], out: Path, model: str, mode: ContextMode) -> tuple[list[Question], int]:
@@ -191,52 +200,178 @@ def pending_questions(questions: list[Question], out: Path, model: str, mode: Co
     return pending, len(questions) - len(pending)
 
 
-class Answerer:
-    """Asks the batches of a run and appends each answer to the answers file as it arrives."""
+JSON_MODES = ("schema", "object", "off")
+CHARS_PER_TOKEN = 4  # a rough rule for English text and JSON; only estimates use it
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, client: ChatClient, mode: ContextMode, out: AppendLog,
-                 on_answers: Callable[[int], None] = lambda n: None):
-        self._con = con
+
+def estimate_tokens(messages: list[dict]) -> int:
+    """About how many tokens `messages` take: their characters over four."""
+    return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + 1
+
+
+def answers_schema(count: int) -> dict:
+    """The JSON schema of a reply answering `count` questions: the object the system prompt asks for."""
+    answer = {"type": "object", "properties": {"question": {"type": "integer"}, "answer": {"type": "string"}},
+              "required": ["question", "answer"], "additionalProperties": False}
+    return {"type": "object", "required": ["answers"], "additionalProperties": False,
+            "properties": {"answers": {"type": "array", "items": answer, "minItems": count, "maxItems": count}}}
+
+
+def response_format(json_mode: str, count: int) -> dict | None:
+    """The request's response_format: the answers' schema, any JSON object, or none (free text, read as
+    well as it can be)."""
+    if json_mode not in JSON_MODES:
+        raise InvalidOption("json_mode", f"{json_mode!r}: expected one of {', '.join(JSON_MODES)}")
+    if json_mode == "schema":
+        return {"type": "json_schema", "json_schema": {"name": "answers", "strict": True,
+                                                       "schema": answers_schema(count)}}
+    return {"type": "json_object"} if json_mode == "object" else None
+
+
+@dataclass(frozen=True)
+class AskOptions:
+    max_tokens: int | None = None  # completion tokens per request; None: REPLY_TOKENS + ANSWER_TOKENS each
+    json_mode: str = "schema"
+    max_connections: int = 1  # batches asked at once
+
+    def __post_init__(self):
+        for field in ("max_tokens", "max_connections"):
+            value = getattr(self, field)
+            if value is not None and value <= 0:
+                raise InvalidOption(field, f"must be positive, got {value}")
+        response_format(self.json_mode, 1)
+
+    def tokens(self, count: int) -> int:
+        return self.max_tokens or REPLY_TOKENS + ANSWER_TOKENS * count
+
+
+@dataclass(frozen=True)
+class Request:
+    """One batch with the context it is asked in (shared by every batch of that context)."""
+    batch: Batch
+    context: str
+
+    def messages(self, questions: tuple[Question, ...] | None = None) -> list[dict]:
+        return build_messages(self.batch, self.context, questions or self.batch.questions)
+
+
+def prepare_requests(con: duckdb.DuckDBPyConnection, batches: list[Batch]) -> list[Request]:
+    """Each batch with its context, rendered once per context."""
+    contexts: dict[tuple, str] = {}
+    requests = []
+    for batch in batches:
+        key = (batch.episode_id, batch.shown)
+        if key not in contexts:
+            contexts[key] = render_context(con, batch.episode_id, batch.env, batch.shown)
+        requests.append(Request(batch, contexts[key]))
+    return requests
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What one request gave: its usage and, per question, (prediction, why it was not read from JSON)."""
+    completion: Completion
+    questions: tuple[Question, ...]
+    parsed: list[tuple[str | None, str | None]]
+    too_long: bool = False  # the server refused the prompt as longer than the model's context window
+
+
+class Answerer:
+    """Asks the batches of a run (several at once with max_connections) and appends their answers to the
+    answers file in the order of the batches, each batch as soon as it and every batch before it are done."""
+
+    def __init__(self, client: ChatClient, mode: ContextMode, out: AppendLog, options: AskOptions = AskOptions(),
+                 on_answers: Callable[[int], None] = lambda n: None, log: AppendLog | None = None):
         self._client = client
         self._mode = mode
         self._out = out
+        self._options = options
         self._on_answers = on_answers
+        self._log = log
+        self._log_lock = threading.Lock()
         self.summary = RunSummary()
 
-    def _ask(self, batch: Batch, context: str, questions: tuple[Question, ...]) -> tuple[Completion, list]:
-        completion = self._client.complete(build_messages(batch, context, questions),
-                                           REPLY_TOKENS + ANSWER_TOKENS * len(questions))
-        s = self.summary
-        s.requests += 1
-        s.prompt_tokens += completion.prompt_tokens
-        s.completion_tokens += completion.completion_tokens
-        return completion, parse_reply(completion.text, len(questions))
+    def _complete(self, messages: list[dict], count: int) -> Completion:
+        try:
+            completion = self._client.complete(messages, self._options.tokens(count),
+                                               response_format(self._options.json_mode, count))
+        except UserError as error:
+            self._record_request(messages, None, str(error))
+            raise
+        self._record_request(messages, completion, None)
+        return completion
 
-    def _write(self, answered: list[tuple[Question, tuple]], completion: Completion, batch_size: int) -> None:
-        usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
-        records = [Answer(q.id, self._client.model, str(self._mode), prediction or "", note, completion.request,
-                          batch_size, usage, round(completion.seconds, 3)).record()
-                   for q, (prediction, note) in answered]
+    def _record_request(self, messages: list[dict], completion: Completion | None, error: str | None) -> None:
+        if self._log is not None:
+            with self._log_lock:
+                self._log.append([{"request": completion.request if completion else None, "messages": messages,
+                                   "reply": completion.text if completion else None, "error": error}])
+
+    def _ask(self, request: Request, questions: tuple[Question, ...]) -> Asked:
+        messages = request.messages(questions)
+        try:
+            completion = self._complete(messages, len(questions))
+        except ContextTooLong:
+            failed = Completion("", 0, 0, uuid.uuid4().hex[:16], 0.0)
+            return Asked(failed, questions,
+                         [(None, f"context too long: about {estimate_tokens(messages)} tokens")] * len(questions),
+                         too_long=True)
+        return Asked(completion, questions, parse_reply(completion.text, len(questions)))
+
+    def _answer(self, request: Request) -> list[Asked]:
+        """The batch's request, then each question its reply left unanswered asked alone (where plain
+        text is an answer too)."""
+        asked = self._ask(request, request.batch.questions)
+        if len(asked.questions) == 1 or asked.too_long:
+            return [asked]
+        replies = [asked]
+        for q, (prediction, _) in zip(asked.questions, asked.parsed):
+            if prediction is None:
+                replies.append(self._ask(request, (q,)))
+        return replies
+
+    def _write(self, replies: list[Asked]) -> None:
+        records = []
+        for asked in replies:
+            c = self.summary
+            c.requests += 1
+            c.prompt_tokens += asked.completion.prompt_tokens
+            c.completion_tokens += asked.completion.completion_tokens
+            usage = {"prompt_tokens": asked.completion.prompt_tokens,
+                     "completion_tokens": asked.completion.completion_tokens}
+            batch_size = len(asked.questions)
+            for q, (prediction, note) in zip(asked.questions, asked.parsed):
+                if prediction is None and batch_size > 1 and not asked.too_long:
+                    continue  # asked again alone
+                c.too_long += asked.too_long
+                records.append(Answer(q.id, self._client.model, str(self._mode), prediction or "", note,
+                                      asked.completion.request, batch_size, usage,
+                                      round(asked.completion.seconds, 3)).record())
         if records:
             self._out.append(records)
             self.summary.asked += len(records)
             self._on_answers(len(records))
 
-    def run(self, batches: list[Batch]) -> RunSummary:
+    def run(self, requests: list[Request]) -> RunSummary:
         start = time.perf_counter()
-        context_key, context = None, ""
-        for batch in batches:
-            if (batch.episode_id, batch.shown) != context_key:  # batches of one context come together
-                context_key = (batch.episode_id, batch.shown)
-                context = render_context(self._con, batch.episode_id, batch.env, batch.shown)
-            completion, parsed = self._ask(batch, context, batch.questions)
-            size = len(batch.questions)
-            # A batch reply that skipped a question: ask it again alone, where plain text is an answer too.
-            retry = {q.id for q, (prediction, _) in zip(batch.questions, parsed) if prediction is None and size > 1}
-            self._write([(q, p) for q, p in zip(batch.questions, parsed) if q.id not in retry], completion, size)
-            for q in batch.questions:
-                if q.id in retry:
-                    single, single_parsed = self._ask(batch, context, (q,))
-                    self._write([(q, single_parsed[0])], single, 1)
-        self.summary.seconds = time.perf_counter() - start
+        try:
+            if self._options.max_connections == 1:
+                for request in requests:
+                    self._write(self._answer(request))
+            else:
+                self._run_concurrently(requests)
+        finally:
+            self.summary.seconds = time.perf_counter() - start
         return self.summary
+
+    def _run_concurrently(self, requests: list[Request]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(self._options.max_connections)
+        futures = [pool.submit(self._answer, request) for request in requests]
+        try:
+            for future in futures:  # in batch order: the file's order does not depend on timing
+                self._write(future.result())
+        finally:
+            # On an error or Ctrl-C, nothing more is sent; requests under way end with their timeout.
+            pool.shutdown(wait=False, cancel_futures=True)

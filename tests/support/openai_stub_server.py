@@ -1,9 +1,10 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions protocol, for the tests.
 
 `ChatCompletionServer(policy)` answers `POST /v1/chat/completions` with whatever `policy(body)` returns
-(a `Reply`: a completion, an error status, or a delay), so the real openai client, its HTTP, our
-retries, timeouts, batching and reply parsing are exercised end to end. Every request body is kept in
-`server.requests`. `AnswerPolicy` answers `qtc answer` prompts from a table of questions, each with a
+(a `Reply`: a completion, an error status with its message, or a delay: a slow server, or one that
+hangs past the client's timeout), and `GET /v1/models` with one model, so the real openai client, its
+HTTP, our endpoint check, retries, timeouts, batching and reply parsing are exercised end to end. Every
+request body is kept in `server.requests`; `server.busy_peak` is the most requests it served at once. `AnswerPolicy` answers `qtc answer` prompts from a table of questions, each with a
 behaviour (correct, wrong, not answerable, malformed, rate limited, server error, hang, ...);
 `ParaphrasePolicy` answers `qtc paraphrase` prompts from a table of rewrites.
 """
@@ -25,6 +26,11 @@ class Reply:
     status: int = 200
     delay: float = 0.0  # seconds before replying: a hang when longer than the client's timeout
     headers: dict = field(default_factory=dict)
+    message: str = ""  # the error's message (for a status other than 200)
+
+
+# What llama.cpp's server says, with HTTP 400, of a prompt longer than its context window.
+CONTEXT_TOO_LONG = "the request exceeds the available context size, try increasing it"
 
 
 def _tokens(text: str) -> int:
@@ -47,6 +53,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self) -> None:
+        if self.path.endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model", "owned_by": "stub"}]}, {})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}, {})
+
     def do_POST(self) -> None:
         if not self.path.endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}, {})
@@ -54,12 +66,21 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with self.server.lock:
             self.server.requests.append(body)
+            self.server.busy += 1
+            self.server.busy_peak = max(self.server.busy_peak, self.server.busy)
+        try:
+            self._reply(body)
+        finally:
+            with self.server.lock:
+                self.server.busy -= 1
+
+    def _reply(self, body: dict) -> None:
         reply = self.server.policy(body)
         if reply.delay and self.server.stopping.wait(reply.delay):
             return  # the server is shutting down: drop the hanging request
         try:
             if reply.status != 200:
-                self._send(reply.status, {"error": {"message": f"stub status {reply.status}",
+                self._send(reply.status, {"error": {"message": reply.message or f"stub status {reply.status}",
                                                     "type": "stub_error", "code": reply.status}}, reply.headers)
                 return
             prompt = sum(_tokens(m.get("content") or "") for m in body["messages"])
@@ -79,6 +100,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     policy: Callable[[dict], Reply]
     requests: list[dict]
+    busy: int = 0
+    busy_peak: int = 0
     lock: threading.Lock
     stopping: threading.Event
 
@@ -99,6 +122,10 @@ class ChatCompletionServer:
     def requests(self) -> list[dict]:
         return self._server.requests
 
+    @property
+    def busy_peak(self) -> int:
+        return self._server.busy_peak
+
     def __enter__(self) -> "ChatCompletionServer":
         self._thread.start()
         return self
@@ -115,7 +142,7 @@ _QUESTION_LINE = re.compile(r"^(\d+)\. \[[^\]]*\] (.*)$", re.MULTILINE)
 # Per-question behaviours of AnswerPolicy. The first four decide the answer; the others the reply.
 ANSWERS = ("correct", "wrong", "not_answerable", "skip")
 ONCE = ("rate_limit", "server_error", "hang")  # the first request that asks the question fails, later ones succeed
-ALWAYS = ("malformed", "hang_always")
+ALWAYS = ("malformed", "hang_always", "too_long")
 
 
 class AnswerPolicy:
@@ -124,15 +151,18 @@ class AnswerPolicy:
     `questions` maps a question's text to (its correct answer, its behaviour): `correct`, `wrong`
     (answers "wrong answer"), `not_answerable`, `skip` (the batch reply leaves it out; asked alone, it is
     answered correctly), `rate_limit` / `server_error` (the first request asking it gets 429 / 500),
-    `hang` (the first request asking it waits `hang_seconds` before answering), `hang_always`, or
-    `malformed` (every reply is broken JSON). `style` shapes well-formed replies: `json` (the object the
+    `hang` (the first request asking it waits `hang_seconds` before answering), `hang_always`,
+    `malformed` (every reply is broken JSON) or `too_long` (every request asking it gets HTTP 400: the
+    context is longer than the model's window). `delay` slows every reply down (a slow local model). `style` shapes well-formed replies: `json` (the object the
     prompt asks for), `fenced` (in a code fence with chatter around), `list` (a bare array of strings).
     """
 
-    def __init__(self, questions: dict[str, tuple[str, str]], style: str = "json", hang_seconds: float = 30.0):
+    def __init__(self, questions: dict[str, tuple[str, str]], style: str = "json", hang_seconds: float = 30.0,
+                 delay: float = 0.0):
         self.questions = questions
         self.style = style
         self.hang_seconds = hang_seconds
+        self.delay = delay
         self._failed: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
@@ -154,15 +184,17 @@ class AnswerPolicy:
                             "hang": Reply(delay=self.hang_seconds)}[behaviour]
         if "hang_always" in behaviours:
             return Reply(delay=self.hang_seconds)
+        if "too_long" in behaviours:
+            return Reply(status=400, message=CONTEXT_TOO_LONG)
         if "malformed" in behaviours:
-            return Reply('{"answers": [{"question": 1, "answer": ')
+            return Reply('{"answers": [{"question": 1, "answer": ', delay=self.delay)
         kept = [(n, text) for n, text in asked if len(asked) == 1 or self.questions[text][1] != "skip"]
         if self.style == "list":
-            return Reply(json.dumps([self._answer(text) for _, text in kept]))
+            return Reply(json.dumps([self._answer(text) for _, text in kept]), delay=self.delay)
         content = json.dumps({"answers": [{"question": n, "answer": self._answer(text)} for n, text in kept]})
         if self.style == "fenced":
             content = f"Sure! Here are my answers:\n```json\n{content}\n```\nHope this helps."
-        return Reply(content)
+        return Reply(content, delay=self.delay)
 
 
 class ParaphrasePolicy:

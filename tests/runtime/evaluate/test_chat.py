@@ -1,6 +1,7 @@
 """The one model client (runtime/chat.py) through the real openai client and a real HTTP server on
-127.0.0.1: backoff and Retry-After, rate limits, server errors and timeouts retried, and a server that
-cannot be reached or a client that cannot be made told in one line."""
+127.0.0.1: backoff and Retry-After, rate limits and server errors retried with a line each, a timed-out
+request never sent again, a slow server waited for, and a server that cannot be reached, a URL without
+a scheme or a client that cannot be made told in one line, at once."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from support.handmade_qa import write_jsonl
 from support.openai_stub_server import ChatCompletionServer
 
 
-@pytest.mark.parametrize("behaviour", ["rate_limit", "server_error"])
-def test_rate_limits_and_server_errors_are_retried(tmp_path, crafter_db, crafter_trace_dir, behaviour):
+@pytest.mark.parametrize("behaviour, cause", [("rate_limit", "HTTP 429"), ("server_error", "HTTP 500")])
+def test_rate_limits_and_server_errors_are_retried(tmp_path, crafter_db, crafter_trace_dir, capsys, behaviour,
+                                                   cause):
     records = crafter_questions(crafter_db, 3)
     qa = write_jsonl(tmp_path / "qa.jsonl", records)
     out = tmp_path / "answers.jsonl"
@@ -23,6 +25,8 @@ def test_rate_limits_and_server_errors_are_retried(tmp_path, crafter_db, crafter
     assert [asked_in(r)[0] for r in server.requests] == [records[0]["question"], records[1]["question"],
                                                          records[1]["question"], records[2]["question"]]
     assert [a["prediction"] for a in read_answers_file(out)] == [r["answer"] for r in records]
+    retries = capsys.readouterr().err.strip().splitlines()  # one line per retry, with its cause
+    assert len(retries) == 1 and cause in retries[0] and "retry 1 of 5" in retries[0], retries
 
 
 def test_backoff_doubles_and_honours_retry_after():
@@ -49,28 +53,53 @@ def test_backoff_doubles_and_honours_retry_after():
     assert len(server.requests) == 1
 
 
-def test_a_hanging_request_times_out_and_is_retried(tmp_path, crafter_db, crafter_trace_dir):
+def test_a_timed_out_request_is_not_sent_again(tmp_path, crafter_db, crafter_trace_dir, capsys):
+    """A single-slot local server still generating the first copy would only queue a second one."""
     records = crafter_questions(crafter_db, 2)
     qa = write_jsonl(tmp_path / "qa.jsonl", records)
     out = tmp_path / "answers.jsonl"
+    policy = policy_for(records, {"q1": "hang"})
     start = time.monotonic()
-    with ChatCompletionServer(policy_for(records, {"q1": "hang"})) as server:
-        assert answer(qa, [crafter_trace_dir], server.url, out, "--timeout", "1") == 0
-    assert len(server.requests) == 2 and time.monotonic() - start < 15
+    with ChatCompletionServer(policy) as server:
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--timeout", "1", "--attempts", "6") == 2
+        assert len(server.requests) == 1 and time.monotonic() - start < 15
+        err = capsys.readouterr().err.strip()
+        assert "no reply within 1s; the request is not sent again" in err and len(err.splitlines()) == 1
+        assert "(--timeout, now 1)" in err and "(--batch, now 10)" in err and "the same command resumes" in err
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--timeout", "1") == 0  # the fix: a rerun
     assert [a["prediction"] for a in read_answers_file(out)] == [r["answer"] for r in records]
 
 
-def test_an_unreachable_server_is_one_line(tmp_path, crafter_db, crafter_trace_dir, capsys):
+def test_a_slow_server_is_waited_for(tmp_path, crafter_db, crafter_trace_dir, capsys):
+    records = crafter_questions(crafter_db, 2)
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)
+    out = tmp_path / "answers.jsonl"
+    with ChatCompletionServer(policy_for(records, delay=1.5)) as server:
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--timeout", "10") == 0
+    assert len(server.requests) == 1 and capsys.readouterr().err == ""
+    assert [a["prediction"] for a in read_answers_file(out)] == [r["answer"] for r in records]
+
+
+def test_an_unreachable_server_is_one_line_at_once(tmp_path, crafter_db, crafter_trace_dir, capsys):
     import socket
 
     with socket.socket() as probe:  # a port with nothing listening
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     qa = write_jsonl(tmp_path / "qa.jsonl", crafter_questions(crafter_db, 1))
-    assert answer(qa, [crafter_trace_dir], f"http://127.0.0.1:{port}/v1", tmp_path / "a.jsonl",
-                  "--attempts", "2") == 2
+    start = time.monotonic()
+    assert answer(qa, [crafter_trace_dir], f"http://127.0.0.1:{port}/v1", tmp_path / "a.jsonl") == 2
+    assert time.monotonic() - start < 5  # checked before the first batch, not after backoffs
     err = capsys.readouterr().err.strip()
-    assert err == f"qtc answer: error: http://127.0.0.1:{port}/v1/: no answer after 2 attempts (last: Connection error.)"
+    assert err.startswith(f"qtc answer: error: http://127.0.0.1:{port}/v1/: cannot connect (")
+    assert "refused" in err and "is the server running" in err and len(err.splitlines()) == 1
+
+
+def test_a_url_without_a_scheme_is_one_line_naming_the_flag(tmp_path, crafter_db, crafter_trace_dir, capsys):
+    qa = write_jsonl(tmp_path / "qa.jsonl", crafter_questions(crafter_db, 1))
+    assert answer(qa, [crafter_trace_dir], "127.0.0.1:8080/v1", tmp_path / "a.jsonl") == 2
+    assert capsys.readouterr().err.strip() == ("qtc answer: error: --base-url '127.0.0.1:8080/v1' has no scheme: "
+                                               "write it as http://127.0.0.1:8080/v1 (or https://)")
 
 
 def test_a_client_that_cannot_be_made_is_one_line_naming_the_flag(tmp_path, crafter_db, crafter_trace_dir, capsys,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from support.handmade_qa import as_question, question, write_jsonl
 from qtc.cli import main
@@ -75,6 +76,25 @@ def test_saying_not_answerable_never_scores_on_an_answerable_question():
 ])
 def test_string_answers_score_anls_with_threshold(answer, prediction, expected):
     assert score(answer, prediction) == pytest.approx(expected)
+
+
+def _levenshtein(a: str, b: str) -> int:
+    """The textbook dynamic programme (the pure-Python scorer qtc used before rapidfuzz), as the oracle."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abcde \u00e9\u4e2d", max_size=40), st.text(alphabet="abcde \u00e9\u4e2d", max_size=40))
+def test_anls_equals_the_textbook_edit_distance(reference, prediction):
+    longest = max(len(reference), len(prediction))
+    similarity = 1 - _levenshtein(reference, prediction) / longest if longest else 1.0
+    assert anls(reference, prediction) == (similarity if similarity > 0.5 else 0.0)
 
 
 @pytest.mark.parametrize("answer, near_miss", [
@@ -217,6 +237,8 @@ def test_displacement_edge_cases(answer, prediction, expected):
     ("salt and pepper, sword", "sword, salt and pepper", 1.0),  # a name holding 'and'
     ("", "nothing", 1.0), ("", "none", 1.0), ("", "sword", 0.0),
     ("3, 17", "steps 3 and 17", 1.0), ("3, 17", "17, 3", 1.0), ("3, 17", "3, 18", 0.0),
+    ("brass lantern, sword", "sword\nbrass lantern", 1.0),  # one element per line
+    ("brass lantern, sword", "- sword\r\n- brass lantern\n", 1.0), ("brass lantern, sword", "sword\nlantern", 0.0),
 ])
 def test_list_answers(answer, prediction, expected):
     assert score(answer, prediction, "list") == expected
