@@ -28,17 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import duckdb
-
-    from qtc.errors import UserError
-    from qtc.runtime.trace.store import load_traces
+    from qtc.runtime.trace.store import connect_database, load_traces
 
     start = time.perf_counter()
-    try:
-        con = duckdb.connect(str(args.db))
-    except duckdb.Error as error:
-        raise UserError(f"{args.db}: cannot open database: {error}") from None
-    with con:
+    with connect_database(args.db) as con:
         report = load_traces(con, args.traces)
     seconds = time.perf_counter() - start
     print(f"loaded {report.episodes} episode(s), {report.steps} steps into {args.db} in {seconds:.2f}s "

@@ -3,30 +3,71 @@ of it, breadth-first search to the nearest cell of a material, and walks.
 
 Every definition used here (before step t, seen cells, walkability, reaching, distance, route,
 direction, walk) is written once in CONVENTIONS.md, section Space.
+
+The map a question reads changes only at some steps: the true map where a step changed a cell, the
+seen map where a step's view showed a cell for the first time or as another material. So each map is
+kept as a history of versions (`MapHistory`), each built from the one before it, and a search is kept
+per version and material (`MaterialSearch`): one breadth-first search out from the material's cells
+answers the player's position at every step of that version.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import numpy as np
 
 from qtc.dsl import crafter_data
 
+from .cache import LRU
+
+STATES_KEPT = 8  # maps kept per episode, for walks and what is next to the player
+VERSIONS_KEPT = 1024  # map versions kept per episode as cell sets (about 7 kB each), for searches
+SEARCHES_KEPT = 64  # (map version, material) searches kept per episode
+ANSWERS_KEPT = 1 << 14  # answers kept per episode, by map version, material and position: a range
+                        # question asks the same steps for many candidates, in many batches
 
 
-def next_to(cells: np.ndarray) -> np.ndarray:
-    """The cells that have a left, right, upper or lower neighbour in `cells`."""
-    near = np.zeros_like(cells)
-    near[1:, :] |= cells[:-1, :]
-    near[:-1, :] |= cells[1:, :]
-    near[:, 1:] |= cells[:, :-1]
-    near[:, :-1] |= cells[:, 1:]
-    return near
+class CellSets:
+    """Sets of cells of a width x height map held as Python integers, one bit per cell (bit
+    x * height + y): a whole breadth-first layer is then a few integer operations, whatever its size."""
+
+    def __init__(self, width: int, height: int):
+        self.width, self.height = width, height
+        self.every = (1 << width * height) - 1
+        first_row = sum(1 << x * height for x in range(width))  # the cells with y = 0
+        self._not_first_row = self.every & ~first_row
+        self._not_last_row = self.every & ~(first_row << height - 1)
+
+    def of(self, mask: np.ndarray) -> int:
+        return int.from_bytes(np.packbits(mask, axis=None, bitorder="little").tobytes(), "little")
+
+    def cell(self, x: int, y: int) -> int:
+        return 1 << x * self.height + y
+
+    def inside(self, x: int, y: int) -> bool:
+        return 0 <= x < self.width and 0 <= y < self.height
+
+    def next_to(self, cells: int) -> int:
+        """The cells that have a left, right, upper or lower neighbour in `cells`."""
+        return (((cells << 1) & self._not_first_row) | ((cells >> 1) & self._not_last_row)
+                | ((cells << self.height) & self.every) | (cells >> self.height))
+
+    def listed(self, cells: int) -> tuple[tuple[int, int], ...]:
+        """The cells as (x, y), sorted."""
+        found = []
+        while cells:
+            lowest = cells & -cells
+            found.append(divmod(lowest.bit_length() - 1, self.height))
+            cells ^= lowest
+        return tuple(found)
 
 
-STATES_KEPT = 16  # map states kept per episode
+@lru_cache(maxsize=8)
+def cell_sets(shape: tuple[int, int]) -> CellSets:
+    return CellSets(*shape)
 
 
 @dataclass(frozen=True)
@@ -44,69 +85,106 @@ class Nearest:
     targets: tuple[tuple[int, int], ...]  # cells of the material reached from a goal, sorted
 
 
+@dataclass(frozen=True)
 class MapState:
-    """The map as a search sees it before a step: which cells are known, their materials, which a route
-    may cross; with the flat lists the search reads and each material's goal cells, kept for reuse."""
-
-    def __init__(self, known: np.ndarray, materials: np.ndarray, passable: np.ndarray):
-        self.known, self.materials, self.passable = known, materials, passable
-        self.open_cells = passable.ravel().tolist()
-        self._goals: dict[tuple[int, bool], tuple[np.ndarray, list]] = {}
-
-    def goals(self, material: int, walkable: bool) -> tuple[np.ndarray, list]:
-        """(the known cells of `material`, the flat goal flags: on it if walkable, else beside it)."""
-        key = (material, walkable)
-        if key not in self._goals:
-            target_cells = (self.materials == material) & self.known
-            goal_cells = target_cells if walkable else next_to(target_cells)
-            self._goals[key] = (target_cells, goal_cells.ravel().tolist())
-        return self._goals[key]
+    """The map at one version: which cells are known, their materials, which a route may cross."""
+    known: np.ndarray
+    materials: np.ndarray
+    passable: np.ndarray
 
 
-def nearest_goals(state: MapState, goals: list, start: tuple[int, int]) -> tuple[int, list] | None:
-    """Breadth-first search from `start` over passable cells, stopped at the first layer holding goal
-    cells: (its distance, its goal cells), or None if no goal can be reached. The start counts as
-    reached whatever it holds. Stopping early keeps the cost to the area within the answer's reach."""
-    width, height = state.passable.shape
-    x, y = start
-    if not (0 <= x < width and 0 <= y < height):
+@dataclass(frozen=True)
+class VersionCells:
+    """One map version as cell sets, all a search reads: where a route may go, and where each known
+    material is. Far smaller than the map, so many versions are kept."""
+    cells: CellSets
+    passable: int
+    materials: dict[int, int]  # material id -> its known cells
+
+    @classmethod
+    def of(cls, state: MapState) -> "VersionCells":
+        cells = cell_sets(state.materials.shape)
+        return cls(cells, cells.of(state.passable),
+                   {int(material): cells.of((state.materials == material) & state.known)
+                    for material in np.unique(state.materials[state.known])})
+
+
+class DistanceField:
+    """The fewest moves from each passable cell to the nearest goal cell, by a breadth-first search out
+    from all the goal cells at once, kept as its layers. The search grows one layer at a time and only
+    as far as the questions asked so far need: a start near the goals costs a layer or two, and a later
+    start reuses every layer already found."""
+
+    def __init__(self, cells: CellSets, passable: int, goals: int):
+        self.cells, self.passable, self.goals = cells, passable, goals
+        self.layers = [goals & passable]  # layers[r]: the passable cells r moves from the nearest goal
+        self._open = passable & ~self.layers[0]
+
+    def _grow(self) -> bool:
+        """Find the next layer; False once no cell is left to reach."""
+        following = self.cells.next_to(self.layers[-1]) & self._open
+        if not following:
+            return False
+        self._open &= ~following
+        self.layers.append(following)
+        return True
+
+    def distance(self, start: tuple[int, int]) -> int | None:
+        """Moves from `start` to the nearest goal cell, or None if none can be reached. The start counts
+        as reached whatever it holds; the route then crosses passable cells only."""
+        if not self.cells.inside(*start):
+            return None
+        here = self.cells.cell(*start)
+        if self.goals & here:
+            return 0
+        if self.passable & here:
+            entries, first_move = here, 0
+        else:  # the first move leaves the start for a passable neighbour
+            entries, first_move = self.cells.next_to(here) & self.passable, 1
+        moves = 0
+        while entries:
+            if moves == len(self.layers) and not self._grow():
+                break
+            if self.layers[moves] & entries:
+                return moves + first_move
+            moves += 1
         return None
-    open_cells = state.open_cells
-    first = x * height + y
-    visited = bytearray(width * height)
-    visited[first] = 1
-    frontier, distance = [first], 0
-    while frontier:
-        hits = [cell for cell in frontier if goals[cell]]
-        if hits:
-            return distance, sorted(divmod(cell, height) for cell in hits)
-        following = []
-        for cell in frontier:
-            cx, cy = divmod(cell, height)
-            for neighbour, inside in ((cell - height, cx > 0), (cell + height, cx < width - 1),
-                                      (cell - 1, cy > 0), (cell + 1, cy < height - 1)):
-                if inside and open_cells[neighbour] and not visited[neighbour]:
-                    visited[neighbour] = 1
-                    following.append(neighbour)
-        frontier, distance = following, distance + 1
-    return None
+
+    def nearest_goals(self, start: tuple[int, int], distance: int) -> int:
+        """The goal cells `distance` moves from `start` (its distance to the nearest). Every shortest
+        route steps down the layers one move at a time, so they are the ends of those descents."""
+        cells = self.cells.cell(*start)
+        for remaining in range(distance - 1, -1, -1):
+            cells = self.cells.next_to(cells) & self.layers[remaining]
+        return cells
+
+
+class MaterialSearch:
+    """The nearest known cells of one material on one map version, from any start: stand on one if the
+    material is walkable, else beside one."""
+
+    def __init__(self, version: VersionCells, material: int, walkable: bool):
+        self.cells, self.walkable = version.cells, walkable
+        self.targets = version.materials.get(material, 0)
+        goals = self.targets if walkable else self.cells.next_to(self.targets)
+        self.field = DistanceField(self.cells, version.passable, goals)
+
+    def distance(self, start: tuple[int, int]) -> int | None:
+        return self.field.distance(start)
+
+    def nearest(self, start: tuple[int, int]) -> Nearest | None:
+        distance = self.field.distance(start)
+        if distance is None:
+            return None
+        goals = self.field.nearest_goals(start, distance)
+        targets = goals if self.walkable else self.targets & self.cells.next_to(goals)
+        return Nearest(distance, self.cells.listed(goals), self.cells.listed(targets))
 
 
 def nearest(state: MapState, start: tuple[int, int], material: int, walkable: bool) -> Nearest | None:
     """The nearest known cells of `material` from `start` (None if none can be reached): stand on one if
     the material is `walkable`, else beside one."""
-    target_cells, goals = state.goals(material, walkable)
-    found = nearest_goals(state, goals, start)
-    if found is None:
-        return None
-    distance, goals = found
-    if walkable:
-        return Nearest(distance, tuple(goals), tuple(goals))
-    near_goals = np.zeros_like(target_cells)
-    for gx, gy in goals:
-        near_goals[gx, gy] = True
-    targets = tuple(sorted(map(tuple, np.argwhere(target_cells & next_to(near_goals)).tolist())))
-    return Nearest(distance, tuple(goals), targets)
+    return MaterialSearch(VersionCells.of(state), material, walkable).nearest(start)
 
 
 def direction_of(dx: int, dy: int) -> str | None:
@@ -139,6 +217,52 @@ def walk_end(materials: np.ndarray, known: np.ndarray, start: tuple[int, int], o
     return names[materials[x, y]]
 
 
+class MapHistory:
+    """A map that changes before some steps, kept as versions: version v has the cells of the first v
+    changing steps applied, and a step's cells apply before every later step. A version is built from
+    the last one built, forward, by the cells each step changed (from the start when asked for an
+    earlier one)."""
+
+    def __init__(self, known: np.ndarray, materials: np.ndarray, cells: np.ndarray):
+        """`cells`: rows (step, x, y, material id), each cell at most once per step."""
+        self._cells = cells[np.argsort(cells[:, 0], kind="stable")]
+        steps, starts = np.unique(self._cells[:, 0], return_index=True)
+        self._steps = steps.tolist()
+        self._bounds = np.append(starts, len(self._cells)).tolist()
+        self._initial = (known, materials)
+        self._rewind()
+
+    def _rewind(self) -> None:
+        self._version, self._known, self._materials = 0, self._initial[0].copy(), self._initial[1].copy()
+
+    def version(self, step: int) -> int:
+        """The version of the map before `step`: how many changing steps come before it."""
+        return bisect_left(self._steps, step)
+
+    def at(self, version: int) -> tuple[np.ndarray, np.ndarray]:
+        """(known, materials) of a version."""
+        if version < self._version:
+            self._rewind()
+        while self._version < version:
+            rows = self._cells[self._bounds[self._version]:self._bounds[self._version + 1]]
+            self._known[rows[:, 1], rows[:, 2]] = True
+            self._materials[rows[:, 1], rows[:, 2]] = rows[:, 3]
+            self._version += 1
+        return self._known.copy(), self._materials.copy()
+
+
+def seen_changes(views: np.ndarray, height: int) -> np.ndarray:
+    """The sightings that change what the player had seen, from view rows (step, x, y, material id): a
+    cell's first sighting, and each later one that shows it as another material than the one before."""
+    if not len(views):
+        return views
+    cells = views[:, 1] * height + views[:, 2]
+    order = np.lexsort((views[:, 0], cells))  # by cell, then by step
+    cells, rows = cells[order], views[order]
+    changed = np.r_[True, (cells[1:] != cells[:-1]) | (rows[1:, 3] != rows[:-1, 3])]
+    return rows[changed]
+
+
 class CrafterMaps:
     """One episode's map history and view history, rebuilt from its trace tables."""
 
@@ -147,86 +271,62 @@ class CrafterMaps:
         self.names = names  # material id -> name
         self.index = {name: i for i, name in enumerate(names)}
         self.initial = initial  # (width, height) material ids at reset
-        self.changes = changes  # rows (step, x, y, material id after), sorted by step
         self.positions = positions  # step -> (x, y) before the step's action
-        self.views = views  # rows (step, x, y, material id), sorted by step: the view after each step
-        self.walkable_ids = np.array([self.index[m] for m in crafter_data.WALKABLE if m in self.index])
-        self._states: OrderedDict = OrderedDict()
-        self._index_sightings()
+        self.walkable = np.isin(np.arange(len(names)),  # material id -> whether the player walks on it
+                                [self.index[m] for m in crafter_data.WALKABLE if m in self.index])
+        everything = np.ones(initial.shape, dtype=bool)
+        # changes: rows (step, x, y, material id after); views: rows (step, x, y, material id), the
+        # view after each step
+        self.maps = {"all": MapHistory(everything, initial, changes),
+                     "seen": MapHistory(~everything, np.zeros_like(initial), seen_changes(views, initial.shape[1]))}
+        self._states = LRU(STATES_KEPT, self._state)
+        self._versions = LRU(VERSIONS_KEPT, lambda cells, version: VersionCells.of(self._states(cells, version)))
+        self._searches = LRU(SEARCHES_KEPT, self._search)
+        self._distances = LRU(ANSWERS_KEPT, lambda *key: self._searches(*key[:3]).distance(key[3]))
+        self._nearest = LRU(ANSWERS_KEPT, lambda *key: self._searches(*key[:3]).nearest(key[3]))
 
-    def map_before(self, step: int) -> np.ndarray:
-        """Material ids of every cell before the action of `step` (changes of steps < step applied)."""
-        materials = self.initial.copy()
-        applied = self.changes[self.changes[:, 0] < step] if len(self.changes) else self.changes
-        for _, x, y, material in applied:  # in step order, so a later change wins
-            materials[x, y] = material
-        return materials
-
-    def _index_sightings(self) -> None:
-        """When each cell was first seen and as what, and every sighting of the few cells that were seen
-        as different materials over time: enough to rebuild what was seen by any step cheaply."""
-        shape = self.initial.shape
-        self._first_seen = np.full(shape, np.iinfo(np.int64).max, dtype=np.int64)
-        self._first_material = np.zeros(shape, dtype=self.initial.dtype)
-        self._changing: list[tuple[int, int, np.ndarray, np.ndarray]] = []
-        if not len(self.views):
-            return
-        keys = self.views[:, 1] * shape[1] + self.views[:, 2]
-        order = np.lexsort((self.views[:, 0], keys))  # by cell, then by step
-        keys, rows = keys[order], self.views[order]
-        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        firsts = rows[starts]
-        self._first_seen[firsts[:, 1], firsts[:, 2]] = firsts[:, 0]
-        self._first_material[firsts[:, 1], firsts[:, 2]] = firsts[:, 3]
-        for begin, end in zip(starts, np.r_[starts[1:], len(rows)]):
-            sightings = rows[begin:end]
-            if (sightings[:, 3] != sightings[0, 3]).any():
-                self._changing.append((sightings[0, 1], sightings[0, 2], sightings[:, 0], sightings[:, 3]))
-
-    def seen_before(self, step: int) -> tuple[np.ndarray, np.ndarray]:
-        """(known, materials): the cells seen in the views after steps 0..step-1, each with the
-        material it had when last seen; materials elsewhere are meaningless."""
-        known = self._first_seen < step
-        materials = self._first_material.copy()
-        for x, y, steps, seen_as in self._changing:
-            last = np.searchsorted(steps, step) - 1  # the last sighting before `step`
-            if last >= 0:
-                materials[x, y] = seen_as[last]
-        return known, materials
+    def _history(self, cells: str) -> MapHistory:
+        if cells not in self.maps:
+            raise ValueError(f"cells must be 'seen' or 'all', not {cells!r}")
+        return self.maps[cells]
 
     def state(self, step: int, cells: str) -> MapState:
-        """The map before `step`: the true map (cells='all') or what was seen (cells='seen'). Kept for
-        the last few asked: a template asks about many materials and steps. The true map is the same
-        for every step between two changes, so it is kept per number of changes applied."""
-        if cells not in ("seen", "all"):
-            raise ValueError(f"cells must be 'seen' or 'all', not {cells!r}")
-        key = ("seen", step) if cells == "seen" else ("all", int(np.searchsorted(self.changes[:, 0], step)))
-        if key in self._states:
-            self._states.move_to_end(key)
-        else:
-            if cells == "seen":
-                known, materials = self.seen_before(step)
-            else:
-                known, materials = np.ones(self.initial.shape, dtype=bool), self.map_before(step)
-            self._states[key] = MapState(known, materials, self.passable(known, materials))
-            if len(self._states) > STATES_KEPT:
-                self._states.popitem(last=False)
-        return self._states[key]
+        """The map before `step`: the true map (cells='all') or what was seen (cells='seen'), as last
+        seen; materials of unseen cells are meaningless."""
+        return self._states(cells, self._history(cells).version(step))
+
+    def _state(self, cells: str, version: int) -> MapState:
+        known, materials = self.maps[cells].at(version)
+        return MapState(known, materials, self.passable(known, materials))
 
     def passable(self, known: np.ndarray, materials: np.ndarray) -> np.ndarray:
-        return known & np.isin(materials, self.walkable_ids)
+        return known & self.walkable[materials]
+
+    def _search(self, cells: str, version: int, material: str) -> MaterialSearch:
+        return MaterialSearch(self._versions(cells, version), self.index[material], material in crafter_data.WALKABLE)
+
+    def _asked(self, step: int, material: str, cells: str) -> tuple | None:
+        """What a nearest-cells question depends on: the map version, the material and the position."""
+        version = self._history(cells).version(step)
+        if step not in self.positions or material not in self.index:
+            return None
+        return cells, version, material, self.positions[step]
 
     # ---- the questions, as of before `step`; None outside the episode ----
+
+    def distance(self, step: int, material: str, cells: str) -> int | None:
+        """Moves from the player to the nearest cell of `material`."""
+        asked = self._asked(step, material, cells)
+        return None if asked is None else self._distances(*asked)
 
     def nearest(self, step: int, material: str, cells: str) -> NearestAnswers | None:
         """The nearest cells of `material` from the player: how far, every shortest route as (dx, dy) to
         where it ends, and the one direction they all lie in (None if they do not)."""
-        if step not in self.positions or material not in self.index:
-            return None
-        x, y = self.positions[step]
-        found = nearest(self.state(step, cells), (x, y), self.index[material], material in crafter_data.WALKABLE)
+        asked = self._asked(step, material, cells)
+        found = None if asked is None else self._nearest(*asked)
         if found is None:
             return None
+        x, y = asked[3]
         directions = {direction_of(tx - x, ty - y) for tx, ty in found.targets}
         return NearestAnswers(found.distance, [(gx - x, gy - y) for gx, gy in found.goals],
                               directions.pop() if len(directions) == 1 else None)
@@ -239,9 +339,28 @@ class CrafterMaps:
         return walk_end(state.materials, state.known, self.positions[step], offset, tiles, self.names)
 
     def beside(self, step: int, material: str) -> bool | None:
-        """Whether a cell next to the player is of `material` (cells beside the player are in view)."""
-        if step not in self.positions:
-            return None
-        if material not in self.index:
-            return False
-        return bool(next_to(self.state(step, "all").materials == self.index[material])[self.positions[step]])
+        """Whether a cell next to the player before `step` is of `material` (cells beside the player
+        are in view)."""
+        around = self._around.get(step)
+        return None if around is None else self.index.get(material) in around
+
+    @cached_property
+    def _around(self) -> dict[int, set[int]]:
+        """The materials next to the player before each step, looked up together for all the steps of
+        a version of the true map."""
+        steps = sorted(self.positions)
+        versions = [self.maps["all"].version(step) for step in steps]
+        width, height = self.initial.shape
+        around: dict[int, set[int]] = {}
+        for version in sorted(set(versions)):
+            these = [step for step, v in zip(steps, versions) if v == version]
+            materials = self.maps["all"].at(version)[1]
+            x, y = np.array([self.positions[step] for step in these]).reshape(-1, 2).T
+            found = [set() for _ in these]
+            for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+                nx, ny = x + dx, y + dy
+                inside = np.flatnonzero((0 <= nx) & (nx < width) & (0 <= ny) & (ny < height))
+                for i, material in zip(inside.tolist(), materials[nx[inside], ny[inside]].tolist()):
+                    found[i].add(material)
+            around.update(zip(these, found))
+        return around

@@ -3,79 +3,117 @@ actually made, as known before a step.
 
 Every definition used here (the graph as of step t, distances, unknowable answers) is written once in
 CONVENTIONS.md, section Space. Where the graph cannot decide, a method returns None: unknowable.
+
+The graph only grows, so an episode's graph is built once (`RoomHistory`), each room, move and exit
+kept with the version of the graph that added it; the graph before any step is that one structure
+read up to its version, and each version's distances are searched once per room.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
+
+from .cache import LRU
+
+GRAPHS_KEPT = 256  # graph versions (with the distances searched on them) kept per episode
 
 
 @dataclass
 class RoomGraph:
-    rooms: set[int] = field(default_factory=set)  # every room the player was in
-    successors: dict[int, set[int]] = field(default_factory=dict)
-    exits: dict[tuple[int, str], set[int]] = field(default_factory=dict)  # (room, direction) -> rooms
+    """The rooms and moves, each kept with the version that added it, read up to `version`."""
+    rooms: dict[int, int] = field(default_factory=dict)  # every room the player was in -> version
+    successors: dict[int, dict[int, int]] = field(default_factory=dict)  # room -> {room after: version}
+    exits: dict[tuple[int, str], dict[int, int]] = field(default_factory=dict)  # (room, direction) -> same
+    version: float = math.inf
+    _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_moves(cls, rooms: list[int], moves: list[tuple[int, str | None, int]]) -> "RoomGraph":
         """`rooms`: the rooms the player was in; `moves`: (room before, direction or None, room after)."""
-        graph = cls(set(rooms))
-        for before, direction, after in moves:
-            graph.rooms |= {before, after}
-            graph.successors.setdefault(before, set()).add(after)
-            if direction is not None:
-                graph.exits.setdefault((before, direction), set()).add(after)
+        graph = cls()
+        for room in rooms:
+            graph.add_room(room)
+        for move in moves:
+            graph.add_move(*move)
         return graph
 
-    def distances_from(self, room: int, limit: int | None = None) -> dict[int, int]:
-        """The fewest moves from `room` to every room reachable from it (within `limit` moves)."""
-        if room not in self.rooms:
+    def add_room(self, room: int, version: int = 0) -> None:
+        self.rooms.setdefault(room, version)
+        self._distances.clear()
+
+    def add_move(self, before: int, direction: str | None, after: int, version: int = 0) -> None:
+        self.add_room(before, version)
+        self.add_room(after, version)
+        self.successors.setdefault(before, {}).setdefault(after, version)
+        if direction is not None:
+            self.exits.setdefault((before, direction), {}).setdefault(after, version)
+
+    def as_of(self, version: int) -> "RoomGraph":
+        """The graph as it was at an earlier version: the same rooms and moves, read up to it."""
+        return RoomGraph(self.rooms, self.successors, self.exits, version)
+
+    def _known(self, added: dict[int, int]) -> list[int]:
+        return [room for room, version in added.items() if version <= self.version]
+
+    def has(self, room: int) -> bool:
+        return room in self.rooms and self.rooms[room] <= self.version
+
+    def distances_from(self, room: int) -> dict[int, int]:
+        """The fewest moves from `room` to every room reachable from it (searched once per room)."""
+        if not self.has(room):
             return {}
-        distances = {room: 0}
-        queue = deque([room])
-        while queue:
-            current = queue.popleft()
-            if limit is not None and distances[current] >= limit:
-                continue
-            for following in sorted(self.successors.get(current, ())):
-                if following not in distances:
-                    distances[following] = distances[current] + 1
-                    queue.append(following)
-        return distances
+        if room not in self._distances:
+            distances = {room: 0}
+            queue = deque([room])
+            while queue:
+                current = queue.popleft()
+                for following in self._known(self.successors.get(current, {})):
+                    if following not in distances:
+                        distances[following] = distances[current] + 1
+                        queue.append(following)
+            self._distances[room] = distances
+        return self._distances[room]
 
     def path_length(self, source: int, target: int) -> int | None:
         return self.distances_from(source).get(target)
 
     def rooms_within(self, room: int, moves: int) -> int | None:
         """How many other rooms are at most `moves` moves from `room`; None if the room is unknown."""
-        if room not in self.rooms:
+        if not self.has(room):
             return None
-        return len(self.distances_from(room, moves)) - 1
+        return sum(1 for distance in self.distances_from(room).values() if distance <= moves) - 1
 
     def reachable_within(self, source: int, target: int, moves: int) -> bool | None:
         """True or False when the known graph decides it; None when `target` cannot be reached at all."""
         distance = self.path_length(source, target)
         return None if distance is None else distance <= moves
 
+    def _end(self, room: int, direction: str) -> int | None:
+        """The room an exit leads to, if it is known and unambiguous."""
+        ends = self._known(self.exits.get((room, direction), {}))
+        return ends[0] if len(ends) == 1 else None
+
     def follow(self, room: int, directions: list[str]) -> int | None:
         """The room a sequence of directions leads to, if every step is a known, unambiguous exit."""
-        if room not in self.rooms:
+        if not self.has(room):
             return None
         for direction in directions:
-            ends = self.exits.get((room, direction), set())
-            if len(ends) != 1:
+            room = self._end(room, direction)
+            if room is None:
                 return None
-            (room,) = ends
         return room
 
     def walks(self, room: int, length: int) -> list[list[str]]:
         """Every sequence of `length` directions that `follow` can resolve from `room`, sorted."""
         resolved: dict[int, list[tuple[str, int]]] = {}
-        for (start, direction), ends in self.exits.items():
-            if len(ends) == 1:
-                resolved.setdefault(start, []).append((direction, next(iter(ends))))
-        walks: list[tuple[list[str], int]] = [([], room)] if room in self.rooms else []
+        for start, direction in self.exits:
+            end = self._end(start, direction)
+            if end is not None:
+                resolved.setdefault(start, []).append((direction, end))
+        walks: list[tuple[list[str], int]] = [([], room)] if self.has(room) else []
         for _ in range(length):
             walks = [(path + [direction], end) for path, current in walks
                      for direction, end in resolved.get(current, ())]
@@ -89,3 +127,44 @@ class RoomGraph:
         if distances[first] == distances[second]:
             return None
         return first if distances[first] < distances[second] else second
+
+
+class RoomHistory:
+    """One episode's room graph as it grew. The graph before step t holds the rooms the player was in
+    at steps up to t and the moves made before t; since it only grows, the number of rooms, moves and
+    exits it holds tells its version."""
+
+    def __init__(self, steps: list[tuple[int, int, str | None, int, bool]]):
+        """`steps`: (step, room before, direction, room after, moved), in step order."""
+        events = []  # (the first step before which it is known, a room or a move)
+        for step, before, direction, after, moved in steps:
+            events.append((step, (before,)))
+            if moved:
+                events.append((step + 1, (before, direction, after)))
+        events.sort(key=lambda event: event[0])
+        self._times = [time for time, _ in events]
+        self._versions = []  # the version once each event is known
+        self.graph = RoomGraph()
+        known: set[tuple] = set()  # (room,), (room, room after) and (room, direction, room after)
+        for _, event in events:
+            if len(event) == 1:
+                known.add(event)
+            else:
+                before, direction, after = event
+                known |= {(before,), (after,), (before, after)}
+                if direction is not None:
+                    known.add(event)
+            self._versions.append(len(known))
+            if len(event) == 1:
+                self.graph.add_room(event[0], len(known))
+            else:
+                self.graph.add_move(*event, len(known))
+        self._graphs = LRU(GRAPHS_KEPT, self.graph.as_of)
+
+    def version(self, step: int) -> int:
+        """The version of the graph before `step`."""
+        known = bisect_right(self._times, step)
+        return self._versions[known - 1] if known else 0
+
+    def graph_before(self, step: int) -> RoomGraph:
+        return self._graphs(self.version(step))

@@ -6,16 +6,20 @@ ended, so a finished file is replaced into place atomically; while recording, li
 `.jsonl.partial` file that a crash leaves behind as a clearly marked partial episode.
 
 The reader validates every line against the field specs below and raises a UserError naming the file,
-the line and the field, so that nothing malformed reaches the store.
+the line and the field, so that nothing malformed reaches the store. For loading, `read_text` hands a
+file's step lines to DuckDB (runtime/trace/store.py), with the specs translated for it
+(`duckdb_structure`, `shape_fits`, `duckdb_checks_sql`); a file DuckDB cannot vouch for goes back to
+read_episode (`read_text_carefully`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from qtc.dsl import schema
+from qtc.dsl import crafter_data, schema
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
@@ -81,6 +85,7 @@ HEADER_SPECS = {
 
 ENDINGS = ("done", "death", "step_limit", "walkthrough_end", "interrupted")
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _JSON_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
                     float: "number", type(None): "null"}
 
@@ -107,6 +112,9 @@ def _check(value, spec, where: str, field: str) -> None:
         elif kind == "list":
             if not isinstance(value, list):
                 raise _type_error(where, field, "array", value)
+            if sub == "int" and all(type(item) is int for item in value) and (
+                    not value or -2**63 <= min(value) and max(value) < 2**63):
+                return  # the common case (a map's rows), without a call per item
             for i, item in enumerate(value):
                 _check(item, sub, where, f"{field}[{i}]")
         else:  # dict
@@ -117,6 +125,8 @@ def _check(value, spec, where: str, field: str) -> None:
     elif spec == "int":
         if not isinstance(value, int) or isinstance(value, bool):
             raise _type_error(where, field, "integer", value)
+        if not -2**63 <= value < 2**63:
+            raise UserError(f"{where}: field '{field}': integer out of range (64 bits)")
     elif spec == "float":
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise _type_error(where, field, "number", value)
@@ -126,6 +136,8 @@ def _check(value, spec, where: str, field: str) -> None:
     elif spec == "str":
         if not isinstance(value, str):
             raise _type_error(where, field, "string", value)
+        if not value.isascii() and _SURROGATE.search(value):
+            raise UserError(f"{where}: field '{field}': not valid Unicode (a lone surrogate)")
 
 
 @dataclass
@@ -157,13 +169,21 @@ def _check_header(header: dict, where: str) -> str:
         raise UserError(f"{where}: field 'format_version': unsupported version {version!r} "
                         f"(this qtc reads version {FORMAT_VERSION})")
     env = header.get("env")
-    if env not in HEADER_SPECS:
+    if env not in schema.ENVS:
         raise UserError(f"{where}: field 'env': unknown environment {env!r} (expected one of "
                         f"{', '.join(schema.ENVS)})")
     _check(header, HEADER_SPECS[env], where, "")
     if header["ended_by"] not in ENDINGS:
         raise UserError(f"{where}: field 'ended_by': unknown ending {header['ended_by']!r}")
     return env
+
+
+def _check_collections(step: dict, where: str) -> None:
+    """Each collect_<item> achievement names an item Crafter collects: the store records what from."""
+    for i, achievement in enumerate(step["achievements"]):
+        item = achievement.removeprefix("collect_")
+        if item != achievement and item not in crafter_data.COLLECTED_FROM:
+            raise UserError(f"{where}: field 'achievements[{i}]': unknown collection {achievement!r}")
 
 
 def read_episode(path: Path) -> Episode:
@@ -186,6 +206,8 @@ def read_episode(path: Path) -> Episode:
         where = f"{path}:{number}"
         step = _parse_line(text, where)
         _check(step, spec, where, "")
+        if env == "crafter":
+            _check_collections(step, where)
         if step["step"] != len(steps) + 1:
             raise UserError(f"{where}: field 'step': expected {len(steps) + 1}, got {step['step']}")
         steps.append(step)
@@ -207,6 +229,111 @@ def trace_files(paths) -> tuple[list[Path], list[Path]]:
         else:
             raise UserError(f"{path}: no such file or directory")
     return complete, partial
+
+
+# ---- the fast reader: files as text, their step lines read by DuckDB (runtime/trace/store.py) ----
+
+# Line breaks that str.splitlines() (and so read_episode) also breaks lines at.
+_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@dataclass
+class TraceText:
+    """A trace file as text: its header, read and checked, and its step lines, each a JSON object for
+    DuckDB to read and check against STEP_SPECS."""
+    path: Path
+    header: dict
+    steps: list[str]
+
+
+def read_text(path: Path) -> TraceText | None:
+    """The trace as text, or None if something in it needs read_episode: to name what is wrong, or to
+    read it the way Python's json does."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if path.name.endswith(PARTIAL_SUFFIX) or any(character in text for character in _LINE_BREAKS):
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    try:
+        header = _parse_line(lines[0], f"{path}:1") if lines else None
+        if header is not None:
+            _check_header(header, f"{path}:1")
+    except UserError:
+        return None
+    if header is None or header["n_steps"] != len(lines) - 1:
+        return None
+    return TraceText(path, header, lines[1:])
+
+
+def read_text_carefully(path: Path) -> TraceText:
+    """The trace read by read_episode (a UserError names the file, line and field at fault), its steps
+    written back as Python read them."""
+    episode = read_episode(path)
+    return TraceText(episode.path, episode.header, [_dump(step) for step in episode.steps])
+
+
+def duckdb_structure(spec):
+    """The structure json_transform_strict reads a value of `spec` into. An object with any keys
+    (a "dict" spec) stays JSON text."""
+    if isinstance(spec, dict):
+        return {name: duckdb_structure(sub) for name, sub in spec.items()}
+    if isinstance(spec, tuple):
+        kind, sub = spec
+        return {"null": duckdb_structure(sub), "list": [duckdb_structure(sub)], "dict": "JSON"}[kind]
+    return {"int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN", "str": "VARCHAR", "any": "JSON"}[spec]
+
+
+_SHAPES = {"int": {"UBIGINT", "BIGINT", "HUGEINT"}, "float": {"UBIGINT", "BIGINT", "HUGEINT", "DOUBLE"},
+           "bool": {"BOOLEAN"}, "str": {"VARCHAR"}}
+
+
+def shape_fits(shape, spec, in_list: bool = False) -> bool:
+    """Whether DuckDB's json_structure of a value shows only the JSON types `spec` allows. Outside
+    lists a shape is exact (NULL is a null); inside one it merges the elements (NULL: empty or all
+    null, JSON: types that disagree), so nulls in lists are checked by `duckdb_checks_sql`."""
+    if spec == "any":
+        return True
+    if isinstance(spec, tuple) and spec[0] == "null":
+        return shape == "NULL" or shape_fits(shape, spec[1], in_list)
+    if shape == "NULL":
+        return in_list
+    if isinstance(spec, dict):
+        return isinstance(shape, dict) and all(shape_fits(shape[name], sub, in_list)
+                                                for name, sub in spec.items() if name in shape)
+    if isinstance(spec, tuple) and spec[0] == "list":
+        return isinstance(shape, list) and shape_fits(shape[0], spec[1], True)
+    if isinstance(spec, tuple):  # dict: an empty object's shape is JSON
+        return (shape == "JSON" and not in_list) or (
+            isinstance(shape, dict) and all(shape_fits(sub, spec[1], in_list) for sub in shape.values()))
+    return isinstance(shape, str) and shape in _SHAPES[spec]
+
+
+def duckdb_checks_sql(expression: str, spec, in_list: bool = False, depth: int = 0) -> str | None:
+    """A DuckDB condition for what json_transform_strict and json_structure leave unchecked in a value
+    read with duckdb_structure: no null inside a list where `spec` allows none, and no key twice in an
+    object with any keys (Python's json keeps the last, DuckDB the first). None if nothing is left."""
+    nullable = isinstance(spec, tuple) and spec[0] == "null"
+    spec = spec[1] if nullable else spec
+    below = None
+    if isinstance(spec, dict):
+        checks = [duckdb_checks_sql(f'{expression}."{name}"', sub, in_list, depth) for name, sub in spec.items()]
+        below = " AND ".join(check for check in checks if check) or None
+    elif isinstance(spec, tuple) and spec[0] == "list":
+        element = f"e{depth}"
+        inner = duckdb_checks_sql(element, spec[1], True, depth + 1)
+        if inner:
+            below = f"coalesce(list_bool_and(list_transform({expression}, lambda {element}: {inner})), true)"
+    elif isinstance(spec, tuple):  # dict: kept as JSON text
+        below = f"len(json_keys({expression})) = len(list_distinct(json_keys({expression})))"
+    if nullable:
+        return f"({expression} IS NULL OR {below})" if below else None
+    checks = ([f"{expression} IS NOT NULL"] if in_list else []) + ([below] if below else [])
+    return " AND ".join(checks) or None
 
 
 def episode_id(game: str, agent: str, seed: int) -> str:

@@ -1,15 +1,23 @@
 """The trace store: episodes loaded into the DuckDB tables declared in dsl/schema.py.
 
-Every file is read and validated first (trace_format.read_episode); the rows of all of them are then
-built column-wise, handed to DuckDB as Arrow tables and inserted in one transaction, so a bad file
-loads nothing. Derived event tables (items gained and lost, rooms entered and left, achievements,
-collections, damage) are computed here from the recorded state, once, for every consumer.
+Every file is read and validated before anything is inserted, and then all of them are inserted in
+one transaction, so a bad file loads nothing. DuckDB reads the step lines, into temporary tables of
+a cursor of the loader's own: json_transform_strict reads each line into the types of format.STEP_SPECS (a missing
+field or a repeated key is an error there), json_structure shows which JSON types the line held, and
+the rest of the spec is checked on what was read. Every table is then built in SQL from it.
+
+A file with anything DuckDB does not vouch for, or might read otherwise than Python's json, goes to
+the careful reader (format.read_episode), whose UserError names the file, the line and the field at
+fault; a file the careful reader accepts is loaded from its steps as Python read them.
+
+Derived event tables (items gained and lost, rooms entered and left, achievements, collections,
+damage) are computed here from the recorded state, once, for every consumer.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -17,15 +25,17 @@ from typing import Iterable
 import duckdb
 import pyarrow as pa
 
-from qtc.dsl import schema
+from qtc.dsl import crafter_data, schema
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
-from qtc.dsl import crafter_data
 from qtc.runtime.spatial.udf import register_primitives
-from .format import Episode, read_episode, trace_files
+from .format import (HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure, read_text,
+                     read_text_carefully, shape_fits, trace_files)
 
 DB_SUFFIX = ".duckdb"
+# A database file is written in DuckDB 1.4's storage format, which the released DuckDB CLIs open.
+STORAGE_VERSION = "v1.4.0"
 _ARROW_TYPES = {"BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "VARCHAR": pa.string()}
 
 
@@ -35,106 +45,228 @@ def _arrow_type(type_: T.Type) -> pa.DataType:
     return _ARROW_TYPES[type_.storage]
 
 
-class Rows:
-    """Rows of every physical table, accumulated column-wise (the table's all_columns order)."""
-
-    def __init__(self):
-        self._columns: dict[str, list[list]] = {}
-
-    def add(self, table: schema.Table, *values) -> None:
-        columns = self._columns.setdefault(table.sql_name, [[] for _ in table.all_columns])
-        for column, value in zip(columns, values, strict=True):
-            column.append(value)
-
-    def arrow(self, table: schema.Table) -> pa.Table | None:
-        columns = self._columns.get(table.sql_name)
-        if not columns:
-            return None
-        arrow_schema = pa.schema([(c.name, _arrow_type(c.type)) for c in table.all_columns])
-        return pa.Table.from_arrays([pa.array(v, type=f.type) for v, f in zip(columns, arrow_schema)],
-                                    schema=arrow_schema)
-
-    def count(self, table: schema.Table) -> int:
-        columns = self._columns.get(table.sql_name)
-        return len(columns[0]) if columns else 0
+def _arrow_table(table: schema.Table, rows: list[tuple]) -> pa.Table:
+    """Rows built in Python (the few that come from headers), in the table's all_columns order."""
+    arrow_schema = pa.schema([(c.name, _arrow_type(c.type)) for c in table.all_columns])
+    columns = list(zip(*rows)) if rows else [()] * len(arrow_schema)
+    return pa.Table.from_arrays([pa.array(column, type=f.type) for column, f in zip(columns, arrow_schema)],
+                                schema=arrow_schema)
 
 
-def _episode_rows(rows: Rows, episode: Episode) -> None:
-    h = episode.header
-    rows.add(schema.EPISODES, h["episode_id"], h["env"], h["game"], h["seed"], h["agent"], h["n_steps"],
-             h["ended_by"], h["death_step"], h["death_cause"], h["format_version"])
-    for kind, values in h["vocab"].items():
-        for value in values:
-            rows.add(schema.VOCAB, h["game"], kind, value)
+# What DuckDB's JSON reader accepts and Python's json does not, or reads otherwise: a trailing comma,
+# NaN or Infinity (spelled in more ways); looked for outside strings, each string made empty (RE2).
+_LENIENT = r"',\s*[\]}]|[:,\[]\s*-?(?i:na|in)'"
+_STRING = r"""'"(?:[^"\\]|\\.)*"'"""
 
 
-def _jericho_rows(rows: Rows, episode: Episode) -> None:
-    eid = episode.header["episode_id"]
-    step_columns = [c.name for c in schema.JERICHO_STEPS.columns]
-    for room in episode.header["rooms"]:
-        rows.add(schema.JERICHO_ROOMS, eid, room["room"], room["name"], room["display_name"])
-    rows.add(schema.JERICHO_ROOM_EVENTS, eid, 0, episode.header["initial"]["room"], "entered")
-    for s in episode.steps:
-        rows.add(schema.JERICHO_STEPS, eid, *(s[name] for name in step_columns))
-        before, after = Counter(s["inventory_before"]), Counter(s["inventory_after"])
-        for change, items in (("gained", after - before), ("lost", before - after)):
-            for item in sorted(items.elements()):
-                rows.add(schema.JERICHO_ITEM_EVENTS, eid, s["step"], item, change, s["room_before"])
-        if s["room_before"] != s["room_after"]:
-            rows.add(schema.JERICHO_ROOM_EVENTS, eid, s["step"], s["room_before"], "left")
-            rows.add(schema.JERICHO_ROOM_EVENTS, eid, s["step"], s["room_after"], "entered")
+_COLLECTIONS_KNOWN = ("coalesce(list_bool_and(list_transform(rec.achievements, lambda a: "
+                      "NOT starts_with(a, 'collect_') OR list_contains($collected, substr(a, 9)))), true)")
 
 
-def _crafter_state_rows(rows: Rows, eid: str, step: int, state: dict) -> None:
-    """The per-step state tables (inventory, view, creatures) after `step`; step 0 is the reset state."""
-    for item, count in state["inventory"].items():
-        rows.add(schema.CRAFTER_INVENTORY, eid, step, item, count)
-    view = state["view"]
-    for j, row in enumerate(view["rows"]):
-        for i, material in enumerate(row):
-            if material is not None:
-                rows.add(schema.CRAFTER_VIEW, eid, step, view["x"] + i, view["y"] + j, material)
-    for c in state["creatures"]:
-        rows.add(schema.CRAFTER_CREATURES, eid, step, c["creature"], c["x"], c["y"], c["health"])
+def _structure(spec) -> str:
+    """duckdb_structure as an SQL literal."""
+    return "'" + json.dumps(duckdb_structure(spec)).replace("'", "''") + "'"
 
 
-def _crafter_rows(rows: Rows, episode: Episode) -> None:
-    h = episode.header
-    eid = h["episode_id"]
-    where = f"{episode.path}:1"
-    materials = h["map_init"]["materials"]
-    for y, row in enumerate(h["map_init"]["rows"]):
-        for x, index in enumerate(row):
-            if not 0 <= index < len(materials) or materials[index] is None:
-                raise UserError(f"{where}: field 'map_init.rows[{y}][{x}]': no material has index {index}")
-            rows.add(schema.CRAFTER_MAP_INIT, eid, x, y, materials[index])
-    step_columns = [c.name for c in schema.CRAFTER_STEPS.columns]
-    _crafter_state_rows(rows, eid, 0, h["initial"])
-    inventory = h["initial"]["inventory"]
-    achieved: set[str] = set()
-    for s in episode.steps:
-        step = s["step"]
-        rows.add(schema.CRAFTER_STEPS, eid, *(s[name] for name in step_columns))
-        _crafter_state_rows(rows, eid, step, s)
-        for item in crafter_data.INVENTORY_KEYS:
-            change = s["inventory"].get(item, 0) - inventory.get(item, 0)
-            if change:
-                rows.add(schema.CRAFTER_ITEM_EVENTS, eid, step, item, "gained" if change > 0 else "lost",
-                         abs(change))
-        inventory = s["inventory"]
-        for achievement in s["achievements"]:
-            rows.add(schema.CRAFTER_ACHIEVEMENTS, eid, step, achievement, achievement not in achieved)
-            achieved.add(achievement)
-            item = achievement.removeprefix("collect_")
-            if item != achievement:
-                rows.add(schema.CRAFTER_COLLECTIONS, eid, step, item, crafter_data.COLLECTED_FROM[item])
-        for c in s["map_changes"]:
-            rows.add(schema.CRAFTER_MAP_CHANGES, eid, step, c["x"], c["y"], c["before"], c["after"])
-        for d in s["damage"]:
-            rows.add(schema.CRAFTER_DAMAGE, eid, step, d["amount"], d["cause"], d["attack"])
+# ---- reading: the step lines of each env's files, read by DuckDB into the table <env>_lines ----
+
+def _read_lines(reader: duckdb.DuckDBPyConnection, env: str, traces: dict[int, TraceText],
+                as_written: bool = True) -> dict[int, int]:
+    """Read the step lines of `traces` (by file number) into `<env>_lines` (file, line, rec); the first
+    line of each file that does not pass every check, by file number. Lines written by Python's json
+    (`as_written` false) are not looked at as text: DuckDB reads them as Python wrote them."""
+    numbers, lines, texts = [], [], []
+    for number, trace in traces.items():
+        numbers += [number] * len(trace.steps)
+        lines += range(2, len(trace.steps) + 2)
+        texts += trace.steps
+    reader.register("qtc_text", pa.table({"file": pa.array(numbers, pa.int64()), "line": pa.array(lines, pa.int64()),
+                                          "text": pa.array(texts, pa.string())}))
+    spec = STEP_SPECS[env]
+    reader.execute(f"CREATE OR REPLACE TEMP TABLE {env}_lines AS SELECT file, line, "
+                   f"try(json_transform_strict(text, {_structure(spec)})) AS rec, try(json_structure(text)) AS shape, "
+                   f"CASE WHEN regexp_matches(text, {_LENIENT}) "
+                   f"THEN regexp_matches(regexp_replace(text, {_STRING}, '\"\"', 'g'), {_LENIENT}) END AS lenient "
+                   "FROM qtc_text")
+    reader.unregister("qtc_text")
+    shapes = reader.execute(f"SELECT DISTINCT shape FROM {env}_lines WHERE shape IS NOT NULL").fetchall()
+    fitting = [shape for (shape,) in shapes if shape_fits(json.loads(shape), spec)]
+    checks = ["rec IS NOT NULL", "list_contains($fitting, shape)", "rec.step = line - 1",
+              duckdb_checks_sql("rec", spec) or "true"]
+    if as_written:
+        checks.append("lenient IS NOT true")
+    parameters = {"fitting": fitting}
+    if env == "crafter":  # the store records what each collection was collected from
+        checks.append(_COLLECTIONS_KNOWN)
+        parameters["collected"] = sorted(crafter_data.COLLECTED_FROM)
+    failing = reader.execute(f"SELECT file, min(line) FROM {env}_lines "
+                             f"WHERE NOT coalesce({' AND '.join(checks)}, false) GROUP BY file", parameters)
+    return dict(failing.fetchall())
 
 
-_ENV_ROWS = {"jericho": _jericho_rows, "crafter": _crafter_rows}
+def _read(reader: duckdb.DuckDBPyConnection, files: list[Path]) -> list[TraceText]:
+    """Every file read and validated, its steps read into `<env>_lines`; a UserError names the first
+    fault, file by file and line by line, as read_episode would."""
+    traces = [read_text(path) for path in files]
+
+    def read_env(env: str, as_written: bool = True) -> dict[int, int]:
+        return _read_lines(reader, env, {number: trace for number, trace in enumerate(traces)
+                                         if trace is not None and trace.header["env"] == env}, as_written)
+    envs = {trace.header["env"] for trace in traces if trace is not None}
+    failing = {number: line for env in envs for number, line in read_env(env).items()}
+    careful = set()
+    for number, path in enumerate(files):
+        if traces[number] is None or number in failing:
+            traces[number] = read_text_carefully(path)
+            careful.add(traces[number].header["env"])
+    for env in careful:  # the files that passed above pass again
+        for number, line in sorted(read_env(env, as_written=False).items())[:1]:
+            raise UserError(f"{files[number]}:{line}: not read by DuckDB as written")
+    return traces
+
+
+# ---- building the tables from what was read ----
+
+def _steps_sql(table: schema.Table, env: str) -> str:
+    columns = ", ".join(f's.rec."{c.name}"' for c in table.columns)
+    return f"SELECT f.episode_id, {columns} FROM {env}_lines s JOIN files f USING (file) ORDER BY s.file, s.line"
+
+
+def _events_sql(select: str, source: str, order: str) -> str:
+    """Rows of `select` over `source` (with a file column), with the episode, ordered."""
+    return f"SELECT f.episode_id, {select} FROM ({source}) s JOIN files f USING (file) ORDER BY s.file, {order}"
+
+
+def _listed(source: str, columns: str, values: str, name: str, position: str = "i") -> str:
+    """`columns` of `source` beside each element of its list `values` and the element's position (from 1)."""
+    return f"SELECT {columns}, unnest({values}) AS {name}, generate_subscripts({values}, 1) AS {position} FROM {source}"
+
+
+def _step_list(values: str, name: str) -> str:
+    """Each element of a list of the Crafter step lines, with the file, the step and its position."""
+    return _listed("crafter_lines", "file, rec.step AS step", f"rec.{values}", name)
+
+
+_CHANGED = "rec.room_before != rec.room_after"
+_INVENTORIES = ("SELECT file, step, unnest(json_keys(inventory)) AS item, "
+                "unnest(json_extract(inventory, '$.*'))::BIGINT AS count, "
+                "generate_subscripts(json_keys(inventory), 1) AS i FROM crafter_states")
+_ACHIEVEMENTS = _step_list("achievements", "achievement")
+_VIEW_ROWS = _listed("crafter_states", "file, step, view.x AS x, view.y AS y", "view.rows", "row", "j")
+_MAP_ROWS = _listed("crafter_map_read", "file, materials", "rows", "row", "y")
+
+TABLE_SQL = {
+    schema.JERICHO_STEPS: _steps_sql(schema.JERICHO_STEPS, "jericho"),
+    schema.JERICHO_ITEM_EVENTS: _events_sql(
+        "step, item, CASE WHEN amount > 0 THEN 'gained' ELSE 'lost' END, room",
+        "SELECT *, unnest(range(abs(amount))) FROM (SELECT file, step, room, item, sum(amount)::BIGINT AS amount FROM ("
+        "SELECT file, rec.step AS step, rec.room_before AS room, unnest(rec.inventory_after) AS item, 1 AS amount "
+        "FROM jericho_lines UNION ALL "
+        "SELECT file, rec.step, rec.room_before, unnest(rec.inventory_before), -1 FROM jericho_lines) "
+        "GROUP BY ALL HAVING sum(amount) != 0)",
+        "step, amount < 0, item"),
+    schema.JERICHO_ROOM_EVENTS: _events_sql(
+        "step, room, change",
+        "SELECT file, 0 AS step, room, 'entered' AS change, 0 AS k FROM jericho_start UNION ALL "
+        f"SELECT file, rec.step, rec.room_before, 'left', 1 FROM jericho_lines WHERE {_CHANGED} UNION ALL "
+        f"SELECT file, rec.step, rec.room_after, 'entered', 2 FROM jericho_lines WHERE {_CHANGED}",
+        "step, k"),
+    schema.CRAFTER_MAP_INIT: _events_sql("x, y, material", "SELECT * FROM crafter_map_cells", "y, x"),
+    schema.CRAFTER_STEPS: _steps_sql(schema.CRAFTER_STEPS, "crafter"),
+    schema.CRAFTER_INVENTORY: _events_sql("step, item, count", _INVENTORIES, "step, i"),
+    schema.CRAFTER_VIEW: _events_sql(
+        "step, x + i - 1, y + j - 1, material",
+        f"SELECT * FROM ({_listed(f'({_VIEW_ROWS})', 'file, step, x, y, j', 'row', 'material')}) "
+        "WHERE material IS NOT NULL",
+        "step, j, i"),
+    schema.CRAFTER_CREATURES: _events_sql("step, c.creature, c.x, c.y, c.health",
+                                          _listed("crafter_states", "file, step", "creatures", "c"), "step, i"),
+    schema.CRAFTER_MAP_CHANGES: _events_sql("step, c.x, c.y, c.before, c.after", _step_list("map_changes", "c"),
+                                            "step, i"),
+    schema.CRAFTER_ACHIEVEMENTS: _events_sql(
+        "step, achievement, row_number() OVER (PARTITION BY s.file, achievement ORDER BY step, i) = 1",
+        _ACHIEVEMENTS, "step, i"),
+    schema.CRAFTER_COLLECTIONS: _events_sql(
+        "step, item, material",
+        f"SELECT a.*, c.item, c.material FROM ({_ACHIEVEMENTS}) a JOIN collected_from c "
+        "ON a.achievement = 'collect_' || c.item", "step, i"),
+    schema.CRAFTER_ITEM_EVENTS: _events_sql(
+        "step, item, CASE WHEN change > 0 THEN 'gained' ELSE 'lost' END, abs(change)",
+        f"WITH inventories AS ({_INVENTORIES}) "
+        "SELECT * FROM (SELECT s.file, s.step, k.item, k.k, "
+        "coalesce(now.count, 0) - coalesce(before.count, 0) AS change "
+        "FROM (SELECT file, rec.step AS step FROM crafter_lines) s CROSS JOIN inventory_keys k "
+        "LEFT JOIN inventories now ON now.file = s.file AND now.step = s.step AND now.item = k.item "
+        "LEFT JOIN inventories before ON before.file = s.file AND before.step = s.step - 1 AND before.item = k.item) "
+        "WHERE change != 0",
+        "step, k"),
+    schema.CRAFTER_DAMAGE: _events_sql("step, d.amount, d.cause, d.attack", _step_list("damage", "d"), "step, i"),
+}
+
+
+def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> None:
+    """What the SQL reads from the headers and from Crafter's data: the files' episodes, the state
+    before step 1, the map at reset (checked: each cell names a material)."""
+    headers = [trace.header for trace in traces]
+    reader.register("files", pa.table({"file": pa.array(range(len(headers)), pa.int64()),
+                                       "episode_id": pa.array([h["episode_id"] for h in headers], pa.string())}))
+    by_env = {env: [(number, h) for number, h in enumerate(headers) if h["env"] == env] for env in schema.ENVS}
+    if by_env["jericho"]:
+        reader.register("jericho_start", pa.table({"file": [number for number, _ in by_env["jericho"]],
+                                                   "room": [h["initial"]["room"] for _, h in by_env["jericho"]]}))
+    if not by_env["crafter"]:
+        return
+
+    def as_json(part: str) -> pa.Table:
+        return pa.table({"file": [number for number, _ in by_env["crafter"]],
+                         "text": [json.dumps(h[part]) for _, h in by_env["crafter"]]})
+    reader.register("crafter_initial", as_json("initial"))
+    reader.register("crafter_map", as_json("map_init"))
+    reader.execute("CREATE TEMP TABLE crafter_states AS "
+                   "SELECT file, 0 AS step, s.inventory, s.view, s.creatures FROM (SELECT file, json_transform_strict("
+                   f"text, {_structure(HEADER_SPECS['crafter']['initial'])}) AS s FROM crafter_initial) UNION ALL "
+                   "SELECT file, rec.step, rec.inventory, rec.view, rec.creatures FROM crafter_lines")
+    reader.execute("CREATE TEMP TABLE crafter_map_read AS SELECT file, m.materials, m.rows FROM (SELECT file, "
+                   f"json_transform_strict(text, {_structure(HEADER_SPECS['crafter']['map_init'])}) AS m "
+                   "FROM crafter_map)")
+    reader.execute("CREATE TEMP TABLE crafter_map_cells AS SELECT file, x - 1 AS x, y - 1 AS y, index, "
+                   "CASE WHEN index BETWEEN 0 AND len(materials) - 1 THEN materials[index + 1] END AS material "
+                   f"FROM ({_listed(f'({_MAP_ROWS})', 'file, materials, y', 'row', 'index', 'x')})")
+    unknown = reader.execute("SELECT file, x, y, index FROM crafter_map_cells WHERE material IS NULL "
+                             "ORDER BY file, y, x LIMIT 1").fetchone()
+    if unknown:
+        number, x, y, index = unknown
+        raise UserError(f"{traces[number].path}:1: field 'map_init.rows[{y}][{x}]': no material has index {index}")
+    reader.register("inventory_keys", pa.table({"item": list(crafter_data.INVENTORY_KEYS),
+                                                "k": range(len(crafter_data.INVENTORY_KEYS))}))
+    reader.register("collected_from", pa.table({"item": list(crafter_data.COLLECTED_FROM),
+                                                "material": list(crafter_data.COLLECTED_FROM.values())}))
+
+
+def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
+    """The tables that come from the headers alone."""
+    headers = [trace.header for trace in traces]
+    return {
+        schema.EPISODES: _arrow_table(schema.EPISODES, [
+            (h["episode_id"], h["env"], h["game"], h["seed"], h["agent"], h["n_steps"], h["ended_by"], h["death_step"],
+             h["death_cause"], h["format_version"]) for h in headers]),
+        schema.VOCAB: _arrow_table(schema.VOCAB, [(h["game"], kind, value) for h in headers
+                                                  for kind, values in h["vocab"].items() for value in values]),
+        schema.JERICHO_ROOMS: _arrow_table(schema.JERICHO_ROOMS, [
+            (h["episode_id"], room["room"], room["name"], room["display_name"])
+            for h in headers if h["env"] == "jericho" for room in h["rooms"]]),
+    }
+
+
+def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
+    """Every table's rows, as Arrow tables."""
+    _register_headers(reader, traces)
+    tables = _header_rows(traces)
+    envs = {trace.header["env"] for trace in traces}
+    for table, sql in TABLE_SQL.items():
+        if table.env in envs:
+            tables[table] = reader.sql(sql).to_arrow_table()
+    return tables
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -152,29 +284,27 @@ class LoadReport:
 def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | str]) -> LoadReport:
     """Validate every episode file under `paths`, then insert all of them in one transaction."""
     files, partial = trace_files(paths)
-    episodes = [read_episode(path) for path in files]
-    create_tables(con)
-    seen: dict[str, Path] = {}
-    for episode in episodes:
-        eid = episode.header["episode_id"]
-        if eid in seen:
-            raise UserError(f"{episode.path}: episode '{eid}' is also in {seen[eid]}")
-        seen[eid] = episode.path
-    if seen:
-        existing = con.execute("SELECT episode_id FROM episodes WHERE episode_id IN (SELECT unnest(?))",
-                               [list(seen)]).fetchall()
-        if existing:
-            eid = existing[0][0]
-            raise UserError(f"{seen[eid]}: episode '{eid}' is already loaded in this database")
-    rows = Rows()
-    for episode in episodes:
-        _episode_rows(rows, episode)
-        _ENV_ROWS[episode.header["env"]](rows, episode)
+    with con.cursor() as reader:  # what it reads is gone when it closes
+        traces = _read(reader, files)
+        create_tables(con)
+        seen: dict[str, Path] = {}
+        for trace in traces:
+            eid = trace.header["episode_id"]
+            if eid in seen:
+                raise UserError(f"{trace.path}: episode '{eid}' is also in {seen[eid]}")
+            seen[eid] = trace.path
+        if seen:
+            existing = con.execute("SELECT episode_id FROM episodes WHERE episode_id IN (SELECT unnest(?))",
+                                   [list(seen)]).fetchall()
+            if existing:
+                eid = existing[0][0]
+                raise UserError(f"{seen[eid]}: episode '{eid}' is already loaded in this database")
+        tables = _tables(reader, traces)
     con.begin()
     try:
         for table in schema.TABLES:
-            batch = rows.arrow(table)
-            if batch is None:
+            batch = tables.get(table)
+            if batch is None or not batch.num_rows:
                 continue
             con.register("qtc_batch", batch)
             if table.per_game:
@@ -189,7 +319,17 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
     except BaseException:
         con.rollback()
         raise
-    return LoadReport(len(episodes), sum(len(e.steps) for e in episodes), partial)
+    return LoadReport(len(traces), sum(len(trace.steps) for trace in traces), partial)
+
+
+def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection to a database file (created if missing, unless read-only), in STORAGE_VERSION."""
+    try:
+        if read_only:
+            return duckdb.connect(str(path), read_only=True)
+        return duckdb.connect(str(path), config={"storage_compatibility_version": STORAGE_VERSION})
+    except duckdb.Error as error:
+        raise UserError(f"{path}: cannot open database: {error}") from None
 
 
 def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None) -> duckdb.DuckDBPyConnection:
@@ -207,13 +347,8 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
         raise UserError(f"more than one database given: {', '.join(map(str, databases))}")
     if databases and not traces and not databases[0].exists():
         raise UserError(f"{databases[0]}: no such database")
-    try:
-        con = duckdb.connect(str(databases[0]) if databases else ":memory:",
-                             read_only=bool(databases) and not traces)
-    except duckdb.Error as error:
-        raise UserError(f"{databases[0]}: cannot open database: {error}") from None
+    con = connect_database(databases[0], read_only=not traces) if databases else duckdb.connect()
     if traces or not databases:
         load_traces(con, traces)
     register_primitives(con)
     return con
-

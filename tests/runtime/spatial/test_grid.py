@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qtc.dsl import crafter_data
-from qtc.runtime.spatial.grid import CrafterMaps, MapState, nearest, walk_end
+from qtc.runtime.spatial.grid import CrafterMaps, MapState, MaterialSearch, VersionCells, nearest, walk_end
 
 NAMES = crafter_data.MATERIALS
 ID = {name: i for i, name in enumerate(NAMES)}
@@ -251,3 +251,83 @@ def test_recorded_episode_against_the_live_map(crafter_recording, trace_db):
 
 def live_ids(names: np.ndarray) -> np.ndarray:
     return np.vectorize(ID.__getitem__)(names).astype(np.int16)
+
+
+# ---- map versions and searches kept between questions ----
+
+@st.composite
+def histories(draw):
+    """A small map with changes and views at random steps, and steps to ask about in any order."""
+    materials, _, _ = draw(grids())
+    width, height = materials.shape
+    cell = st.tuples(st.integers(0, width - 1), st.integers(0, height - 1))
+
+    def rows(max_size):
+        drawn = draw(st.lists(st.tuples(st.integers(0, 8), cell, materials_ids), max_size=max_size))
+        by_cell = {(step, xy): material for step, xy, material in drawn}  # a cell once per step
+        return np.array(sorted((step, x, y, m) for (step, (x, y)), m in by_cell.items()), dtype=np.int64).reshape(-1, 4)
+    asked = draw(st.lists(st.integers(0, 10), min_size=1, max_size=12))
+    return materials, rows(6), rows(20), asked
+
+
+@settings(max_examples=200, deadline=None)
+@given(histories())
+def test_map_versions_match_a_rebuild_from_every_row(history):
+    """The map before a step, built forward version by version (and again from the start when an
+    earlier step is asked), is the map rebuilt from every change and view before the step."""
+    initial, changes, views, asked = history
+    maps = CrafterMaps(NAMES, initial, changes, {}, views)
+    for step in asked:
+        true_map = initial.copy()
+        for s, x, y, material in changes:
+            if s < step:
+                true_map[x, y] = material
+        known, last_seen = np.zeros(initial.shape, dtype=bool), np.zeros_like(initial)
+        for s, x, y, material in views:
+            if s < step:
+                known[x, y], last_seen[x, y] = True, material
+        state = maps.state(step, "all")
+        assert state.known.all() and (state.materials == true_map).all()
+        seen = maps.state(step, "seen")
+        assert (seen.known == known).all() and (seen.materials[known] == last_seen[known]).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(grids(), st.sampled_from(["tree", "water", "grass", "table", "lava"]),
+       st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=8))
+def test_one_search_answers_many_starts(grid, material, starts):
+    """A search grown for one start and reused for the next (nearer or farther) gives what a fresh
+    search and brute force give."""
+    materials, known, _ = grid
+    width, height = materials.shape
+    starts = [(x % width, y % height) for x, y in starts]
+    search = MaterialSearch(VersionCells.of(MapState(known, materials, brute_passable(materials, known))),
+                            ID[material], material in crafter_data.WALKABLE)
+    for start in starts:
+        found = search.nearest(start)
+        expected = brute_nearest(materials, known, start, material)
+        assert (None if found is None else (found.distance, list(found.goals), list(found.targets))) == expected
+
+
+def test_a_batch_in_any_order_answers_as_rows_one_at_a_time(crafter_trace_dir):
+    """One statement over many rows (shuffled, repeated, with nulls and an unknown episode), split by
+    episode and answered in step order, gives each row what asking it alone, on a store of its own
+    and in another order, gives."""
+    from qtc.runtime.trace.store import open_store
+    batch, alone = open_store(crafter_trace_dir), open_store(crafter_trace_dir)
+    try:
+        asked = batch.execute(
+            "SELECT e, step, material FROM (SELECT episode_id AS e, step FROM crafter_steps UNION ALL "
+            "SELECT 'nowhere', 3 UNION ALL SELECT NULL, 4) CROSS JOIN (VALUES ('tree'), ('water'), ('stone'), "
+            "('table'), (NULL)) m(material), range(2) ORDER BY hash(e, step, material, range)").fetchall()
+        calls = ("qtc_nearest_routes({}, {}, {}, 'seen'), qtc_nearest_distance({}, {}, {}, 'all'), "
+                 "qtc_next_to({}, {}, {})")
+        answers = batch.execute(f"SELECT {calls.format(*['e', 'step', 'material'] * 3)} "
+                                "FROM (SELECT unnest(?, recursive := true))",
+                                [[{"e": e, "step": s, "material": m} for e, s, m in asked]]).fetchall()
+        assert len(answers) == len(asked) and any(row[0] for row in answers)
+        for row, answer in list(zip(asked, answers))[::-23]:
+            assert alone.execute(f"SELECT {calls.format(*['?'] * 9)}", list(row) * 3).fetchone() == answer
+    finally:
+        batch.close()
+        alone.close()

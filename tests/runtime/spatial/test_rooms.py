@@ -8,7 +8,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qtc.runtime.spatial.rooms import RoomGraph
+from qtc.runtime.spatial.rooms import RoomGraph, RoomHistory
 
 INFINITE = 10**9
 DIRECTIONS = ("north", "south", "east", "west", None)
@@ -101,3 +101,23 @@ def test_recorded_zork1_paths_against_brute_force(trace_db):
             got = trace_db.execute("SELECT qtc_path_length(?, ?, ?, ?)", [episode, j, start, finish]).fetchall()[0][0]
             assert got == distance[start, finish]
             assert got <= j - i  # the way the player actually went is one path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.sampled_from(DIRECTIONS), st.integers(1, 5)), max_size=12),
+       st.lists(st.integers(0, 14), min_size=1, max_size=10))
+def test_graph_versions_match_a_rebuild_from_every_step(moves, asked):
+    """The graph before a step, read from the one versioned graph (steps asked in any order), is the
+    graph built from the steps up to it: every room, distance, exit and walk."""
+    steps = [(step, before, direction if before != after else None, after, before != after)
+             for step, (before, direction, after) in enumerate(moves, start=1)]
+    history = RoomHistory(steps)
+    for t in asked:
+        graph = history.graph_before(t)
+        rebuilt = RoomGraph.from_moves([before for s, before, *_ in steps if s <= t],
+                                       [(before, d, after) for s, before, d, after, moved in steps if moved and s < t])
+        for a in range(0, 7):
+            assert graph.distances_from(a) == rebuilt.distances_from(a)
+            assert graph.rooms_within(a, 2) == rebuilt.rooms_within(a, 2)
+            assert graph.walks(a, 2) == rebuilt.walks(a, 2)
+            assert all(graph.follow(a, [d]) == rebuilt.follow(a, [d]) for d in DIRECTIONS if d)

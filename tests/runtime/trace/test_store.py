@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from support.hypothesis_profiles import examples
+from support.strategies import crafter_episodes, jericho_episodes, write_episodes
 
 from qtc.cli import main
 from qtc.dsl import schema
@@ -15,6 +21,7 @@ from qtc.errors import UserError
 from qtc.runtime.record.agents import Choice
 from qtc.runtime.record.crafter import CrafterSession
 from qtc.runtime.record.episodes import EpisodeSpec, record_episode, record_episodes
+from qtc.runtime.trace import store
 from qtc.runtime.trace.store import load_traces, open_store
 from qtc.runtime.trace.format import is_complete, read_episode
 
@@ -187,3 +194,149 @@ def test_recording_many_episodes_resumes(tmp_path):
     assert (len(recorded), skipped, made) == (2, [], [1, 2])
     recorded, skipped = record_episodes([spec(1), spec(2), spec(3)], tmp_path, 5, show_progress=False)
     assert (len(recorded), len(skipped), made) == (1, 2, [1, 2, 3])
+
+
+def _tables(con) -> dict[str, list[tuple]]:
+    # The vocabulary is inserted DISTINCT, in no particular order.
+    return {t.sql_name: con.execute(f"SELECT * FROM {t.sql_name}{' ORDER BY ALL' if t.per_game else ''}").fetchall()
+            for t in schema.TABLES}
+
+
+def test_the_careful_reader_loads_what_duckdb_reads(monkeypatch, crafter_trace_dir, jericho_trace_dir):
+    """Every table, row for row and in order, is the same whether DuckDB reads the step lines as
+    written or they go through the careful reader (Python's json) first."""
+    fast = duckdb.connect()
+    load_traces(fast, [crafter_trace_dir, jericho_trace_dir])
+    monkeypatch.setattr(store, "read_text", lambda path: None)
+    careful = duckdb.connect()
+    load_traces(careful, [crafter_trace_dir, jericho_trace_dir])
+    assert _tables(fast) == _tables(careful)
+
+
+def test_lines_only_pythons_json_reads_load_as_it_reads_them(tmp_path, jericho_trace_dir):
+    """A key given twice (Python keeps the last), CRLF line ends and keys in another order: DuckDB is
+    not trusted with them, and the file loads as Python's json reads it."""
+    path, lines = _copy(jericho_trace_dir, tmp_path)
+    reordered = json.dumps(dict(reversed(json.loads(lines[2]).items())))
+    _write(path, [lines[0], lines[1][:-1] + ', "action": "twice"}', reordered, *lines[3:]])
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    con = duckdb.connect()
+    load_traces(con, [path])
+    expected = [json.loads(line) for line in lines[1:]]
+    expected[0]["action"] = "twice"
+    columns = [c.name for c in schema.JERICHO_STEPS.columns]
+    assert con.execute(f"SELECT {', '.join(columns)} FROM jericho_steps ORDER BY step").fetchall() == \
+        [tuple(step[c] for c in columns) for step in expected]
+
+
+def test_what_only_duckdb_reads_is_refused_with_its_place(tmp_path, jericho_trace_dir):
+    """DuckDB's reader takes a trailing comma and NaN spelled its ways, even in a field nobody reads;
+    Python's json does not, and neither does the loader."""
+    path, lines = _copy(jericho_trace_dir, tmp_path)
+    for edited in (lines[2][:-1] + ', "extra": [1,]}', lines[2][:-1] + ', "extra": nan}'):
+        _write(path, [*lines[:2], edited, *lines[3:]])
+        assert _load_error(path).startswith(f"{path}:3: not valid JSON (")
+
+
+def test_values_the_store_cannot_hold_are_refused_with_their_place(tmp_path, jericho_trace_dir, crafter_trace_dir):
+    path, lines = _copy(jericho_trace_dir, tmp_path)
+    _write(path, [lines[0], _edit(lines[1], score=2**63), *lines[2:]])
+    assert _load_error(path) == f"{path}:2: field 'score': integer out of range (64 bits)"
+    path, lines = _copy(crafter_trace_dir, tmp_path)
+    _write(path, [lines[0], _edit(lines[1], achievements=["collect_wood", "collect_cloud"]), *lines[2:]])
+    assert _load_error(path) == f"{path}:2: field 'achievements[1]': unknown collection 'collect_cloud'"
+
+
+# ---- DuckDB's reading against the careful reader, on corrupted traces of both games ----
+
+JSON_VALUES = (st.none() | st.booleans() | st.integers(-2**65, 2**65) | st.floats() | st.text(max_size=4)
+               | st.lists(st.integers(0, 3) | st.text(max_size=2), max_size=2)
+               | st.dictionaries(st.text(max_size=3), st.integers(0, 3), max_size=2))
+NON_NUMBERS = ("nan", "NaN", "-NaN", "Infinity", "-Infinity", "inf", "-INF", "infinity", "1e3", "-0", "1.0",
+               "18446744073709551616")
+TEXT_EDITS = (",", '"x":1,', " ", "\r", "\x85", "\u2028", "\\", '"\\ud800"')
+
+
+@st.composite
+def places(draw, value) -> tuple:
+    """A path to a member or item inside a JSON value, each level as likely as the one below it."""
+    path: tuple = ()
+    while isinstance(value, (dict, list)) and value and (not path or draw(st.booleans())):
+        key = draw(st.sampled_from(list(value) if isinstance(value, dict) else range(len(value))))
+        path, value = path + (key,), value[key]
+    return path
+
+
+NUMBER = re.compile(r"(?<=[:,\[])-?[0-9]+(?:\.[0-9]+)?")
+
+
+@st.composite
+def lenient(draw, line: str) -> str:
+    """The line with what only some JSON readers take, or read otherwise: a trailing comma, NaN or
+    Infinity spelled one of many ways, or a member given twice."""
+    closing = [i for i, c in enumerate(line) if c in "]}" and i and line[i - 1] not in "[{"]
+    numbers = list(NUMBER.finditer(line))
+    kind = draw(st.sampled_from(["comma", "number", "twice"]))
+    if kind == "comma" and closing:
+        at = draw(st.sampled_from(closing))
+        return line[:at] + "," + line[at:]
+    if kind == "number" and numbers:
+        number = draw(st.sampled_from(numbers))
+        return line[:number.start()] + draw(st.sampled_from(NON_NUMBERS)) + line[number.end():]
+    key = draw(st.sampled_from(sorted(json.loads(line))))
+    return line[:-1] + f", {json.dumps(key)}: {json.dumps(draw(JSON_VALUES))}}}"
+
+
+@st.composite
+def corrupted(draw, text: str) -> str:
+    """The text of a trace with one value replaced, one member removed, a piece of text put in or cut,
+    or something only some JSON readers take; anywhere in any line, nested members included."""
+    lines = text.splitlines()
+    number = draw(st.integers(0, len(lines) - 1))
+    kind = draw(st.sampled_from(["value", "remove", "text", "cut", "lenient", "lenient"]))
+    if kind in ("value", "remove"):
+        record = json.loads(lines[number])
+        path = draw(places(record))
+        *parents, last = path
+        holder = record
+        for key in parents:
+            holder = holder[key]
+        if kind == "remove":
+            del holder[last]
+        else:
+            holder[last] = draw(JSON_VALUES)
+        lines[number] = json.dumps(record, ensure_ascii=draw(st.booleans()))
+    elif kind == "lenient":
+        lines[number] = draw(lenient(lines[number]))
+    else:
+        at = draw(st.integers(0, len(lines[number])))
+        cut = draw(st.integers(0, 3)) if kind == "cut" else 0
+        lines[number] = lines[number][:at] + (draw(st.sampled_from(TEXT_EDITS)) if kind == "text" else "") \
+            + lines[number][at + cut:]
+    return "\n".join(lines) + "\n"
+
+
+def _outcome(path: Path):
+    """What loading gives: every table, or the error."""
+    con = duckdb.connect()
+    try:
+        load_traces(con, [path])
+    except UserError as error:
+        return str(error)
+    return _tables(con)
+
+
+@examples(40)
+@given(data=st.data(), env=st.sampled_from(["jericho", "crafter"]))
+def test_a_corrupted_trace_loads_as_the_careful_reader_loads_it(data, env):
+    """Whatever the corruption, DuckDB's reading refuses the file with the careful reader's message, or
+    loads exactly what the careful reader (Python's json and the field specs) loads."""
+    episodes = jericho_episodes(max_steps=4) if env == "jericho" else crafter_episodes(max_steps=4)
+    with tempfile.TemporaryDirectory() as directory:
+        (path,) = write_episodes([data.draw(episodes, label="episode")], Path(directory))
+        path.write_text(data.draw(corrupted(path.read_text(encoding="utf-8")), label="corrupted"), encoding="utf-8")
+        fast = _outcome(path)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(store, "read_text", lambda path: None)
+            careful = _outcome(path)
+        assert fast == careful
