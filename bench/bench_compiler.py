@@ -1,41 +1,39 @@
-"""The legacy emitter against the IR, side by side in one run: per template, the whole library, and the
-growth with episode length.
+"""The compiler before the relational IR against the IR, side by side in one run: per template, the
+whole library, and the growth with episode length.
 
     python bench/bench_compiler.py [--traces DIR...] [--record 30] [--rounds 3] [--cap 16]
-                                   [--lengths 1000 2000 4000 8000] [--only SUBSTRING...]
+                                   [--lengths 1000 2000 4000 8000] [--only SUBSTRING...] [--before REV]
 
 Without --traces it records (once, kept in out/bench/compiler/) --record scripted Crafter episodes of
 200 steps and the walkthroughs of the Jericho story files in ../shared/roms (zork1, karn, ... without
-the valid-action finder). Each template's statement runs as generate runs it (premise check, cap
---cap, seed 42) on both backends, interleaved round by round (legacy, ir, legacy, ir, ...); the minimum
-of the rounds is reported, with the ratio legacy / ir. Growth: one Crafter episode made of the
-recorded episodes' steps, concatenated and renumbered, cut to each length; the exponent b of
-time ~ n^b is fitted for each backend over the range-induction templates. Reports only; nothing here
-is a test.
+the valid-action finder). Two worker processes (bench/compiler_worker.py) load the same traces and
+compile the working tree's templates: one with qtc as it was at --before (default fd73c53, the last
+revision with the emitter the IR replaced, whose `compiled.sql` is that emitter's statement), one with
+the working tree. Each template's statement runs as generate runs it (cap --cap, seed 42), the two
+workers asked in turn, round by round; the minimum of the rounds is reported, with the ratio
+before / IR. Growth: one Crafter episode made of the recorded episodes' steps, concatenated and
+renumbered, cut to each length; the exponent b of time ~ n^b is fitted for each over the
+range-induction templates. Reports only; nothing here is a test.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
 
-from qtc.dsl import schema
+from code_before import tree_before
 from qtc.dsl.library import load_library
-from qtc.dsl.sql import ident
-from qtc.runtime.generate.premises import legacy_with_premise_check
-from qtc.dsl.ir.backend import ir_statement
-from qtc.runtime.trace.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 ROMS = ROOT.parent / "shared" / "roms"
+WORKER = Path(__file__).with_name("compiler_worker.py")
+SIDES = ("before", "ir")
 RANGE_FAMILY = ("keyword_count", "collections_in_range", "visible_steps", "adjacent_steps", "longest_run",
                 "most_common_move", "distinct_trees", "resource_change")
 
@@ -50,62 +48,40 @@ def record(folder: Path, episodes: int) -> list[Path]:
     return [crafter, jericho]
 
 
-def timed(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[float, int]:
-    started = time.perf_counter()
-    n = len(con.execute(sql).fetchall())
-    return time.perf_counter() - started, n
+class Worker:
+    """A worker process (bench/compiler_worker.py) with qtc from `path` (None: the working tree)."""
+
+    def __init__(self, path: Path | None, traces: list[Path], cap: int):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(path) if path else None,
+                                                                        os.environ.get("PYTHONPATH")]))}
+        self.process = subprocess.Popen([sys.executable, str(WORKER), str(ROOT / "templates"), str(cap),
+                                         *map(str, traces)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=env)
+
+    def ask(self, request: str) -> list[str]:
+        self.process.stdin.write(request + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().split()
+
+    def close(self) -> None:
+        self.ask("quit")
+        self.process.wait()
 
 
-def compare(con, templates, cap: int, rounds: int) -> dict[str, dict[str, float]]:
-    """Per template, the best time of each backend over interleaved rounds (rows checked equal in count)."""
-    con.execute("SET VARIABLE qtc_seed = 42")
-    con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
+def compare(workers: dict[str, Worker], template_ids: list[str], rounds: int) -> dict[str, dict[str, float]]:
+    """Per template, the best time of each side over rounds taken in turn (rows checked equal in count)."""
     best = {}
-    for compiled in templates:
-        statements = {"legacy": legacy_with_premise_check(compiled, None),
-                      "ir": ir_statement(compiled, cap, premise=True)}
-        times = {b: math.inf for b in statements}
+    for template_id in template_ids:
+        times = {side: math.inf for side in workers}
         counts = {}
         for _ in range(rounds):
-            for backend, sql in statements.items():
-                seconds, counts[backend] = timed(con, sql)
-                times[backend] = min(times[backend], seconds)
-        if counts["legacy"] != counts["ir"]:
-            print(f"  !! {compiled.id}: {counts['legacy']} legacy rows, {counts['ir']} IR rows", flush=True)
-        best[compiled.id] = times
+            for side, worker in workers.items():
+                _, seconds, counts[side] = worker.ask(f"run {template_id}")
+                times[side] = min(times[side], float(seconds))
+        if len(set(counts.values())) > 1:
+            print(f"  !! {template_id}: rows {counts}", flush=True)
+        best[template_id] = times
     return best
-
-
-def long_episode(traces: list[Path], n_steps: int) -> duckdb.DuckDBPyConnection:
-    """A store holding one Crafter episode of `n_steps`: the recorded Crafter episodes' steps one after
-    another (cycling through them), renumbered."""
-    con = open_store(*traces)
-    episodes = [e for e, in con.execute("SELECT episode_id FROM episodes WHERE env = 'crafter' ORDER BY episode_id")
-                .fetchall()]
-    offset, parts = 0, []
-    lengths = {e: con.execute("SELECT coalesce(max(step), 0) FROM crafter_steps WHERE episode_id = ?", [e]).fetchone()[0]
-               for e in episodes}
-    for episode in itertools.cycle([e for e in episodes if lengths[e]]):  # as often as the length needs
-        parts.append((episode, offset))
-        offset += lengths[episode]
-        if offset >= n_steps:
-            break
-    stepped = [t for t in schema.TABLES if t.env == "crafter" and t.has_step]
-    for table in stepped:
-        columns = [c.name for c in table.columns]
-        selects = " UNION ALL ".join(
-            f"SELECT 'long' AS episode_id, {', '.join(f'step + {off} AS step' if c == 'step' else ident(c) for c in columns)} "
-            f"FROM {table.sql_name} WHERE episode_id = '{episode}' AND (step >= 1 OR {off} = 0)"
-            for episode, off in parts)
-        con.execute(f"INSERT INTO {table.sql_name} (episode_id, {', '.join(map(ident, columns))}) "
-                    f"SELECT * FROM ({selects}) WHERE step <= {n_steps}")
-    first = parts[0][0]
-    con.execute(f"INSERT INTO crafter_map_init SELECT 'long', x, y, material FROM crafter_map_init WHERE episode_id = '{first}'")
-    con.execute(f"INSERT INTO episodes SELECT 'long', env, game, seed, agent, {n_steps}, 'step_limit', NULL, NULL, "
-                f"format_version FROM episodes WHERE episode_id = '{first}'")
-    for table in [*stepped, schema.CRAFTER_MAP_INIT, schema.EPISODES]:
-        con.execute(f"DELETE FROM {table.sql_name} WHERE episode_id <> 'long'")
-    return con
 
 
 def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
@@ -127,39 +103,40 @@ def main() -> int:
     parser.add_argument("--cap", type=int, default=16)
     parser.add_argument("--lengths", nargs="*", type=int, default=[1000, 2000, 4000, 8000])
     parser.add_argument("--only", nargs="*", default=[], help="templates whose id holds one of these")
+    parser.add_argument("--before", default="fd73c53", help="the revision whose compiler is compared")
     args = parser.parse_args()
     traces = args.traces or record(ROOT / "out" / "bench" / "compiler", args.record)
     print(f"duckdb {duckdb.__version__}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
-          f"cap {args.cap}, {args.rounds} interleaved rounds, minimum reported", flush=True)
+          f"cap {args.cap}, {args.rounds} rounds in turn, minimum reported; before = {args.before}", flush=True)
     library = sorted(load_library([ROOT / "templates"]).compiled, key=lambda c: c.id)
     chosen = [c for c in library if not args.only or any(o in c.id for o in args.only)]
-    con = open_store(*traces)
-    best = compare(con, chosen, args.cap, args.rounds)
-    con.close()
-    print(f"{'template':<42} {'legacy s':>9} {'ir s':>8} {'legacy/ir':>9}")
+    workers = {"before": Worker(tree_before(args.before), traces, args.cap), "ir": Worker(None, traces, args.cap)}
+    best = compare(workers, [c.id for c in chosen], args.rounds)
+    print(f"{'template':<42} {'before s':>9} {'ir s':>8} {'before/ir':>9}")
     for template_id, t in best.items():
-        print(f"{template_id:<42} {t['legacy']:>9.3f} {t['ir']:>8.3f} {t['legacy'] / t['ir']:>9.2f}")
-    total = {b: sum(t[b] for t in best.values()) for b in ("legacy", "ir")}
-    print(f"{'whole library (sum of the bests)':<42} {total['legacy']:>9.3f} {total['ir']:>8.3f} "
-          f"{total['legacy'] / total['ir']:>9.2f}", flush=True)
-    growth = [c for c in chosen if c.env == "crafter" and any(f in c.id for f in RANGE_FAMILY)]
-    if not args.lengths or not growth:
-        return 0
-    print(f"growth: one Crafter episode of n steps, range-induction templates ({len(growth)}), cap {args.cap}")
-    points = {"legacy": [], "ir": []}
-    for n in args.lengths:
-        con = long_episode(traces, n)
-        best = compare(con, growth, args.cap, max(1, args.rounds - 1))
-        con.close()
-        sums = {b: sum(t[b] for t in best.values()) for b in points}
-        for b in points:
-            points[b].append((n, sums[b]))
-        print(f"  n = {n:>6}: legacy {sums['legacy']:.2f} s, ir {sums['ir']:.2f} s, legacy/ir {sums['legacy'] / sums['ir']:.2f}",
-              flush=True)
-    if len(args.lengths) >= 2:
-        for b in points:
-            exponent, r2 = fit(points[b])
-            print(f"  {b}: time ~ n^{exponent:.2f} (R² {r2:.3f})")
+        print(f"{template_id:<42} {t['before']:>9.3f} {t['ir']:>8.3f} {t['before'] / t['ir']:>9.2f}")
+    total = {side: sum(t[side] for t in best.values()) for side in SIDES}
+    print(f"{'whole library (sum of the bests)':<42} {total['before']:>9.3f} {total['ir']:>8.3f} "
+          f"{total['before'] / total['ir']:>9.2f}", flush=True)
+    growth = [c.id for c in chosen if c.env == "crafter" and any(f in c.id for f in RANGE_FAMILY)]
+    if args.lengths and growth:
+        print(f"growth: one Crafter episode of n steps, range-induction templates ({len(growth)}), cap {args.cap}")
+        points = {side: [] for side in SIDES}
+        for n in args.lengths:
+            for worker in workers.values():
+                worker.ask(f"long {n}")
+            best = compare(workers, growth, max(1, args.rounds - 1))
+            sums = {side: sum(t[side] for t in best.values()) for side in SIDES}
+            for side in SIDES:
+                points[side].append((n, sums[side]))
+            print(f"  n = {n:>6}: before {sums['before']:.2f} s, ir {sums['ir']:.2f} s, "
+                  f"before/ir {sums['before'] / sums['ir']:.2f}", flush=True)
+        if len(args.lengths) >= 2:
+            for side in SIDES:
+                exponent, r2 = fit(points[side])
+                print(f"  {side}: time ~ n^{exponent:.2f} (R² {r2:.3f})")
+    for worker in workers.values():
+        worker.close()
     return 0
 
 

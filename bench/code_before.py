@@ -35,3 +35,20 @@ def _package(rev: str, folder: str) -> str:
             (package / file).write_text(source)
     sys.path.insert(0, str(package.parent))
     return name
+
+
+@lru_cache(maxsize=None)
+def tree_before(rev: str) -> Path:
+    """A folder that, put first on PYTHONPATH, makes `import qtc` the whole package as it was at `rev`
+    (its folders mapped as pyproject.toml maps them), for a benchmark's worker process."""
+    root = Path(tempfile.mkdtemp())
+    source = root / "source"
+    source.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    package = root / "path" / "qtc"
+    package.parent.mkdir()
+    (source / "qtc").rename(package)
+    for name, folder in (("dsl", "dsl"), ("runtime", "runtime"), ("grammar", "grammar"), ("templates", "templates")):
+        (package / name).symlink_to(source / folder, target_is_directory=True)
+    return package.parent

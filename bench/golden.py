@@ -1,12 +1,12 @@
-"""Golden check of the IR backend: `qtc generate` on the same traces with QTC_BACKEND=legacy and
-QTC_BACKEND=ir must write the same questions and summary, byte for byte (compat sampling).
+"""Golden check of a change that must not alter answers: `qtc generate` on the same traces with qtc as
+it was at --before and with the working tree must write the same questions and summary, byte for byte.
 
-    python bench/golden.py --traces TRACES... [--templates PATH...] [--max-per-template N]
+    python bench/golden.py --traces TRACES... [--before REV] [--templates PATH...] [--max-per-template N]
 
 Runs seeds 42 and 7, each without and with a horizon (--horizon, default 60; with it the adversarial
 ratio is 0.3), and prints, per run, the SHA-256 of both outputs and which templates differ if any.
-Exits 1 if anything differs. Which templates ran on the IR is what `qtc compile --explain ID` reports
-(dsl/ir/backend.py).
+Exits 1 if anything differs. Both sides read the working tree's templates unless --templates is given
+(default fd73c53: the last revision with the emitter the relational IR replaced).
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-BACKENDS = ("legacy", "ir")
+from code_before import tree_before
+
+ROOT = Path(__file__).resolve().parents[1]
+SIDES = ("before", "now")
 
 
 def runs(horizon: int) -> list[tuple[str, list[str]]]:
@@ -32,10 +35,13 @@ def runs(horizon: int) -> list[tuple[str, list[str]]]:
             (f"seed 42, horizon {horizon}", ["--seed", "42", "--horizon", str(horizon)])]
 
 
-def generate(backend: str, traces: list[str], options: list[str], out: Path) -> float:
+def generate(path: Path | None, traces: list[str], options: list[str], out: Path) -> float:
+    """`qtc generate` with qtc from `path` first on PYTHONPATH (None: the working tree)."""
     started = time.perf_counter()
-    subprocess.run(["qtc", "generate", "--traces", *traces, "--out", str(out), "--quiet", *options],
-                   check=True, env={**os.environ, "QTC_BACKEND": backend})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(path) if path else None,
+                                                                    os.environ.get("PYTHONPATH")]))}
+    subprocess.run([sys.executable, "-m", "qtc.cli", "generate", "--traces", *traces, "--out", str(out), "--quiet",
+                    *options], check=True, env=env)
     return time.perf_counter() - started
 
 
@@ -56,27 +62,28 @@ def main() -> int:
     parser.add_argument("--templates", nargs="*", default=[])
     parser.add_argument("--max-per-template", type=int)
     parser.add_argument("--horizon", type=int, default=60)
+    parser.add_argument("--before", default="fd73c53")
     args = parser.parse_args()
-    extra = (["--templates", *args.templates] if args.templates else []) + (
+    paths = {"before": tree_before(args.before), "now": None}
+    extra = ["--templates", *(args.templates or [str(ROOT / "templates")])] + (
         ["--max-per-template", str(args.max_per_template)] if args.max_per_template else [])
     failed = False
     with tempfile.TemporaryDirectory() as directory:
         for label, options in runs(args.horizon):
             outs, seconds = {}, {}
-            for backend in BACKENDS:
-                outs[backend] = Path(directory) / f"{backend}-{label.replace(' ', '').replace(',', '-')}.jsonl"
-                seconds[backend] = generate(backend, args.traces, options + extra, outs[backend])
-            qa = {b: digest(outs[b]) for b in BACKENDS}
-            summary = {b: digest(outs[b].with_suffix(".summary.json")) for b in BACKENDS}
-            same = qa["legacy"] == qa["ir"] and summary["legacy"] == summary["ir"]
+            for side in SIDES:
+                outs[side] = Path(directory) / f"{side}-{label.replace(' ', '').replace(',', '-')}.jsonl"
+                seconds[side] = generate(paths[side], args.traces, options + extra, outs[side])
+            qa = {s: digest(outs[s]) for s in SIDES}
+            summary = {s: digest(outs[s].with_suffix(".summary.json")) for s in SIDES}
+            same = qa["before"] == qa["now"] and summary["before"] == summary["now"]
             failed |= not same
-            print(f"{label:<22} qa legacy {qa['legacy']} ir {qa['ir']}  summary legacy {summary['legacy']} "
-                  f"ir {summary['ir']}  {'IDENTICAL' if same else 'DIFFERENT'}  "
-                  f"generate {seconds['legacy']:.1f}s legacy / {seconds['ir']:.1f}s ir "
-                  f"(x{seconds['legacy'] / seconds['ir']:.2f})", flush=True)
+            print(f"{label:<22} qa before {qa['before']} now {qa['now']}  summary before {summary['before']} "
+                  f"now {summary['now']}  {'IDENTICAL' if same else 'DIFFERENT'}  "
+                  f"generate {seconds['before']:.1f}s before / {seconds['now']:.1f}s now", flush=True)
             if not same:
-                legacy, ir = by_template(outs["legacy"]), by_template(outs["ir"])
-                differing = sorted(t for t in set(legacy) | set(ir) if legacy.get(t) != ir.get(t))
+                before, now = by_template(outs["before"]), by_template(outs["now"])
+                differing = sorted(t for t in set(before) | set(now) if before.get(t) != now.get(t))
                 print(f"  templates that differ: {', '.join(differing) or '(summary only)'}")
     return 1 if failed else 0
 

@@ -11,6 +11,7 @@ from .ast import Span
 from .check import check_template
 from .compile import CompiledTemplate, compile_template
 from .diagnostics import Diagnostic
+from .ir.nodes import Unsupported
 from .parse import parse_source
 from .render import make_environment
 
@@ -80,7 +81,11 @@ def load_library(paths: list[str | Path]) -> Library:
             checked, diagnostics = check_template(template, jinja_env)
             result.diagnostics += diagnostics
             if checked is not None:
-                result.compiled = compile_template(checked)
+                try:
+                    result.compiled = compile_template(checked)
+                except Unsupported as reason:
+                    result.diagnostics.append(Diagnostic(name, template.span, f"the compiler cannot run this "
+                                                         f"template yet: {reason}", "write it another way"))
         results += file_results
     _report_duplicate_ids(results)
     return Library(results, file_diagnostics, sources)

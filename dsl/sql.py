@@ -1,11 +1,6 @@
-"""SQL text shared by the compiler and the functions' SQL: quoted strings, literals and identifiers,
-and a compiled relation."""
+"""SQL text shared by the compiler and the functions' lowering: quoted strings, literals and identifiers."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-
-from . import types as T
 
 
 def sql_string(value: str) -> str:
@@ -24,11 +19,3 @@ def sql_literal(value) -> str:
 
 def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-@dataclass
-class Rel:
-    """A compiled relation: a SELECT over its rows, and its order (keys compiled per alias)."""
-    sql: str
-    order: list  # [(A.Expr | str column, descending)]
-    relation: T.Relation

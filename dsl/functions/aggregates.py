@@ -8,9 +8,19 @@ from collections import Counter, defaultdict
 
 from qtc.dsl import types as T
 from qtc.dsl.conventions import TIE_RULES
+from qtc.dsl.ir.nodes import CARD_DEMAND, CARD_N
+from qtc.dsl.ir.sql import S, combine, key_columns, pcol
 from qtc.dsl.reference.values import Bag, distinct_sorted, hashable, sort_key
 
 from .record import Function
+
+
+def bag_aggregate(lo, call, outer: str, inner: str) -> S:
+    """`inner` (an aggregate of the bag's values `{v}`) per key, as a column of the bag's aggregate
+    node, put in `outer`."""
+    bag = lo.bag(call.args[0])
+    value = lo.aggregate(bag.frm, inner.format(v=bag.v))
+    return combine(outer.format(value.sql), value)
 
 
 class PerRowAggregate(Function):
@@ -29,11 +39,15 @@ class PerRowAggregate(Function):
                 return None
         return types[1:]
 
-    def per_row_sql(self, cx, call) -> tuple[str, str, list[str]]:
-        """(the relation's SELECT, its alias, the SQL of each per-row value)."""
-        rel = cx.relation(call.args[0])
-        q = cx.alias()
-        return rel.sql, q, [cx.scalar(a, q) for a in call.args[1:]]
+    def per_row_lowered(self, lo, call):
+        """The FROM clause of the relation's rows, and each per-row value over it."""
+        rel = lo.relation(call.args[0])
+        key = lo.keyed(rel.key, *(lo.fp(a) for a in call.args[1:]))
+        frm = lo.row_from(rel, key)
+        values = [lo.scalar(a, rel) for a in call.args[1:]]
+        for value in values:
+            lo.with_scalar(frm, value)
+        return frm, values
 
     def per_row(self, ev, call, scope) -> list[tuple]:
         """The tuple of the expressions' values on each row of the relation."""
@@ -49,13 +63,13 @@ class CountDistinct(PerRowAggregate):
     def type(self, c, call, types):
         return T.INTEGER if self.row_values(c, call, types, numeric=False) is not None else None
 
-    def sql(self, cx, call, row):
+    def lower(self, lo, call, row):
         if len(call.args) == 1:
-            q = cx.alias()
-            return f"(SELECT count(DISTINCT {q}.v) FROM ({cx.bag(call.args[0])}) {q})"
-        rel, q, values = self.per_row_sql(cx, call)
-        present = " AND ".join(f"{v} IS NOT NULL" for v in values)
-        return f"(SELECT count(DISTINCT row({', '.join(values)})) FROM ({rel}) {q} WHERE {present})"
+            return bag_aggregate(lo, call, "coalesce({}, 0)", "count(DISTINCT {v})")
+        frm, values = self.per_row_lowered(lo, call)
+        present = " AND ".join(f"{v.sql} IS NOT NULL" for v in values)
+        n = lo.aggregate(frm, f"count(DISTINCT CASE WHEN {present} THEN row({', '.join(v.sql for v in values)}) END)")
+        return combine(f"coalesce({n.sql}, 0)", n)
 
     def reference(self, ev, call, scope):
         if len(call.args) == 1:
@@ -73,12 +87,12 @@ class Sum(PerRowAggregate):
             return None
         return T.FLOAT if values[0] == T.FLOAT else T.INTEGER
 
-    def sql(self, cx, call, row):
+    def lower(self, lo, call, row):
         if len(call.args) == 1:
-            q = cx.alias()
-            return f"(SELECT coalesce(sum({q}.v), 0) FROM ({cx.bag(call.args[0])}) {q})"
-        rel, q, (value,) = self.per_row_sql(cx, call)
-        return f"(SELECT coalesce(sum({value}), 0) FROM ({rel}) {q})"
+            return bag_aggregate(lo, call, "coalesce({}, 0)", "sum({v})")
+        frm, (value,) = self.per_row_lowered(lo, call)
+        total = lo.aggregate(frm, f"sum({value.sql})")
+        return combine(f"coalesce({total.sql}, 0)", total)
 
     def reference(self, ev, call, scope):
         if len(call.args) == 1:
@@ -98,9 +112,8 @@ class MinMax(Function):
             return None
         return types[0].element
 
-    def sql(self, cx, call, row):
-        q = cx.alias()
-        return f"(SELECT {self.name}({q}.v) FROM ({cx.bag(call.args[0])}) {q})"
+    def lower(self, lo, call, row):
+        return bag_aggregate(lo, call, "{}", self.name + "({v})")
 
     def reference(self, ev, call, scope):
         return self.best(ev.value(call.args[0], scope).values(), default=None)
@@ -113,17 +126,23 @@ class Mode(Function):
     def type(self, c, call, types):
         return types[0].element if self.bag_arg(c, call, types) else None
 
-    def sql(self, cx, call, row):
-        bag, ties = cx.bag(call.args[0]), call.kwargs["ties"].name
-        q = cx.alias()
-        grouped = (f"SELECT {q}.v, count(*) AS n, min({q}.s) AS first_step, max({q}.s) AS last_step "
-                   f"FROM ({bag}) {q} WHERE {q}.v IS NOT NULL GROUP BY {q}.v")
-        r = cx.alias()
+    def lower(self, lo, call, row):
+        bag = lo.bag(call.args[0])
+        ties = call.kwargs["ties"].name
+        frm = bag.frm.copy()
+        frm.wheres.append(f"{bag.v} IS NOT NULL")
+        keys = ", ".join(["episode_id", *map(pcol, bag.key)])
+        grouped = (f"SELECT {key_columns('c', bag.key)}, {bag.v} AS v, count(*) AS n, min({bag.s}) AS first_step, "
+                   f"max({bag.s}) AS last_step {frm.render()} GROUP BY ALL")
         if ties == "unique":
-            return (f"(SELECT CASE WHEN count(*) = 1 THEN any_value({r}.v) END FROM ({grouped}) {r} "
-                    f"WHERE {r}.n = (SELECT max(n) FROM ({grouped})))")
-        tie_order = {"first": f"{r}.first_step ASC", "last": f"{r}.last_step DESC", "alpha": f"{r}.v ASC"}[ties]
-        return f"(SELECT {r}.v FROM ({grouped}) {r} ORDER BY {r}.n DESC, {tie_order}, {r}.v ASC LIMIT 1)"
+            sql = (f"SELECT {keys}, CASE WHEN count(*) = 1 THEN any_value(v) END AS v FROM (SELECT *, max(n) OVER "
+                   f"(PARTITION BY {keys}) AS qtc_max FROM ({grouped})) WHERE n = qtc_max GROUP BY {keys}")
+        else:
+            tie_order = {"first": "first_step ASC", "last": "last_step DESC", "alpha": "v ASC"}[ties]
+            sql = (f"SELECT {keys}, v FROM (SELECT *, row_number() OVER (PARTITION BY {keys} ORDER BY n DESC, "
+                   f"{tie_order}, v ASC) AS qtc_rn FROM ({grouped})) WHERE qtc_rn = 1")
+        name = lo.add("mode", "aggregate", bag.key, sql, CARD_DEMAND, f"mode (ties={ties})")
+        return S(f"{name}.v", (name,))
 
     def reference(self, ev, call, scope):
         bag = ev.value(call.args[0], scope)
@@ -152,10 +171,9 @@ class List(Function):
     def type(self, c, call, types):
         return T.ListOf(types[0].element) if self.bag_arg(c, call, types) else None
 
-    def sql(self, cx, call, row):
-        q = cx.alias()
-        return (f"(SELECT coalesce(list(DISTINCT {q}.v ORDER BY {q}.v) FILTER (WHERE {q}.v IS NOT NULL), []) "
-                f"FROM ({cx.bag(call.args[0])}) {q})")
+    def lower(self, lo, call, row):
+        return bag_aggregate(lo, call, "coalesce({}, [])",
+                             "list(DISTINCT {v} ORDER BY {v}) FILTER (WHERE {v} IS NOT NULL)")
 
     def reference(self, ev, call, scope):
         return distinct_sorted(ev.value(call.args[0], scope).values())
@@ -170,9 +188,10 @@ class Flatten(Function):
             return None
         return T.Bag(types[0].element.element)
 
-    def sql(self, cx, call, row):
-        q = cx.alias()
-        return f"SELECT unnest({q}.v) AS v, {q}.s AS s FROM ({cx.bag(call.args[0])}) {q}"
+    def lower(self, lo, call, row):
+        inner = lo.bag(call.args[0])
+        sql = f"SELECT {key_columns('c', inner.key)}, unnest({inner.v}) AS v, {inner.s} AS s {inner.frm.render()}"
+        return lo.add("bag", "bag", inner.key, sql, CARD_N, "flatten", fence=True)
 
     def reference(self, ev, call, scope):
         bag = ev.value(call.args[0], scope)

@@ -5,15 +5,17 @@
     per_row_from            arguments from this position on are read per row of the first (a relation)
     type(c, call, types)    the typing rule, for the checker `c`: the result type, or None after
                             reporting the error with `c.error(...)`
-    sql(cx, call, row)      the SQL, for the compiler `cx`, in the form of the result type: a scalar
-                            expression (`row` is the alias whose columns bare names read), a SELECT
-                            of at most one row, a bag SELECT (columns v and s) or a `sql.Rel`
+    lower(lo, call, row)    the relational IR, for the lowerer `lo` (dsl/ir/exprs.py), in the form
+                            of the result type: a scalar `S` (over the context `c`, and over the rows
+                            `t` of the relation `row` where one is given), the name of a node of at
+                            most one row per key, the name of a bag node (columns v and s), or a
+                            `RelRef`; every keyed value is joined by key, never correlated
     reference(ev, call, scope)
                             the value, for the reference evaluator `ev`: a second reading written
                             from CONVENTIONS.md that never calls the SQL side
 
-A part asks the pass for what it needs: `cx.relation(arg)`, `cx.bag(arg)`, `cx.scalar(arg, row)`,
-`ev.value(arg, scope)`, `ev.ordered(rel, scope)`.
+A part asks the pass for what it needs: `lo.relation(arg)`, `lo.bag(arg)`, `lo.scalar(arg, row)`,
+`lo.aggregate(from, sql)`, `ev.value(arg, scope)`, `ev.ordered(rel, scope)`.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Function(ABC):
     def type(self, c, call: A.Call, types: list[T.Type]) -> T.Type | None: ...
 
     @abstractmethod
-    def sql(self, cx, call: A.Call, row: str | None) -> Any: ...
+    def lower(self, lo, call: A.Call, row) -> Any: ...
 
     @abstractmethod
     def reference(self, ev, call: A.Call, scope) -> Any: ...

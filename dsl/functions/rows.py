@@ -6,8 +6,9 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 
-from qtc.dsl import sql
 from qtc.dsl import types as T
+from qtc.dsl.ir.nodes import CARD_DEMAND, CARD_N
+from qtc.dsl.ir.sql import RelRef, S, combine, key_columns, pcol
 from qtc.dsl.reference.values import Rel, hashable, plain
 
 from .record import Function
@@ -17,14 +18,22 @@ ARG_TIES = ("first", "last", "unique")
 RUNS_COLUMNS = (("start", T.STEP), ("end", T.STEP), ("length", T.INTEGER))
 
 
+def coalesced_count(lo, call, form: str) -> S:
+    """How many rows the relation has per key, as a column of its aggregate node (computed once with
+    every other aggregate over the same rows), put in `form`."""
+    rel = lo.relation(call.args[0])
+    n = lo.aggregate(lo.row_from(rel, rel.key), "count(*)")
+    return combine(form.format(n=n.sql), n)
+
+
 class Count(Function):
     name, arity, usage = "count", (1,), "count(relation)"
 
     def type(self, c, call, types):
         return T.INTEGER if self.relation_arg(c, call, types) else None
 
-    def sql(self, cx, call, row):
-        return f"(SELECT count(*) FROM ({cx.relation(call.args[0]).sql}))"
+    def lower(self, lo, call, row):
+        return coalesced_count(lo, call, "coalesce({n}, 0)")
 
     def reference(self, ev, call, scope):
         return len(ev.value(call.args[0], scope).rows)
@@ -36,8 +45,8 @@ class Exists(Function):
     def type(self, c, call, types):
         return T.BOOLEAN if self.relation_arg(c, call, types) else None
 
-    def sql(self, cx, call, row):
-        return f"(EXISTS ({cx.relation(call.args[0]).sql}))"
+    def lower(self, lo, call, row):
+        return coalesced_count(lo, call, "(coalesce({n}, 0) > 0)")
 
     def reference(self, ev, call, scope):
         return bool(ev.value(call.args[0], scope).rows)
@@ -58,13 +67,18 @@ class Nth(Function):
             return None
         return T.Row(types[0])
 
-    def sql(self, cx, call, row):
-        rel = cx.relation(call.args[0])
-        q = cx.alias()
-        k = str(self.k) if self.k is not None else cx.scalar(call.args[1], None)
-        return (f"SELECT * EXCLUDE (qtc_rn, qtc_n) FROM (SELECT {q}.*, row_number() OVER "
-                f"(ORDER BY {cx.order_sql(rel, q)}) AS qtc_rn, count(*) OVER () AS qtc_n "
-                f"FROM ({rel.sql}) {q}) WHERE qtc_rn = CASE WHEN ({k}) > 0 THEN ({k}) ELSE qtc_n + 1 + ({k}) END")
+    def lower(self, lo, call, row):
+        rel = lo.relation(call.args[0])
+        k = S(str(self.k)) if self.k is not None else lo.scalar(call.args[1], None)
+        key = lo.keyed(rel.key, lo.fp(call.args[1]) if len(call.args) > 1 else ())
+        frm = lo.with_scalar(lo.row_from(rel, key), k)
+        keys = key_columns("c", key)
+        ranked = (f"SELECT {keys}, {lo.columns(rel)}, row_number() OVER (PARTITION BY {keys} ORDER BY "
+                  f"{lo.order_sql(rel)}) AS qtc_rn, count(*) OVER (PARTITION BY {keys}) AS qtc_n, {k.sql} AS qtc_k "
+                  f"{frm.render()}")
+        sql = (f"SELECT * EXCLUDE (qtc_rn, qtc_n, qtc_k) FROM ({ranked}) "
+               f"WHERE qtc_rn = CASE WHEN qtc_k > 0 THEN qtc_k ELSE qtc_n + 1 + qtc_k END")
+        return lo.add("row", "row", key, sql, CARD_DEMAND, f"{self.name} row", fence=True)
 
     def reference(self, ev, call, scope):
         rows = ev.ordered(ev.value(call.args[0], scope), scope)
@@ -90,17 +104,21 @@ class ArgExtreme(Function):
             return None
         return T.Row(types[0])
 
-    def sql(self, cx, call, row):
-        rel = cx.relation(call.args[0])
-        q = cx.alias()
+    def lower(self, lo, call, row):
+        rel = lo.relation(call.args[0])
+        key = lo.keyed(rel.key, lo.fp(call.args[1]))
+        frm = lo.row_from(rel, key)
+        value = lo.scalar(call.args[1], rel)
+        lo.with_scalar(frm, value)
+        frm.wheres.append(f"{value.sql} IS NOT NULL")
         ties = call.kwargs["ties"].name
-        value = cx.scalar(call.args[1], q)
-        inner = f"SELECT {q}.*, {value} AS qtc_v FROM ({rel.sql}) {q} WHERE {value} IS NOT NULL"
-        r = cx.alias()
-        ranked = (f"SELECT *, count(*) OVER (PARTITION BY qtc_v) AS qtc_ties FROM ({inner}) {r} "
-                  f"ORDER BY qtc_v {self.direction}, {cx.order_sql(rel, r, reverse=ties == 'last')} LIMIT 1")
-        unique = " WHERE qtc_ties = 1" if ties == "unique" else ""
-        return f"SELECT * EXCLUDE (qtc_v, qtc_ties) FROM ({ranked}){unique}"
+        keys = key_columns("c", key)
+        ranked = (f"SELECT {keys}, {lo.columns(rel)}, row_number() OVER (PARTITION BY {keys} ORDER BY {value.sql} "
+                  f"{self.direction}, {lo.order_sql(rel, reverse=ties == 'last')}) AS qtc_rn, count(*) OVER "
+                  f"(PARTITION BY {keys}, {value.sql}) AS qtc_ties {frm.render()}")
+        unique = " AND qtc_ties = 1" if ties == "unique" else ""
+        sql = f"SELECT * EXCLUDE (qtc_rn, qtc_ties) FROM ({ranked}) WHERE qtc_rn = 1{unique}"
+        return lo.add("row", "row", key, sql, CARD_DEMAND, f"{self.name} (ties={ties})", fence=True)
 
     def reference(self, ev, call, scope):
         rows = ev.ordered(ev.value(call.args[0], scope), scope)
@@ -129,14 +147,21 @@ class Runs(Function):
             return None
         return T.Relation("runs", (("value", types[1]), *RUNS_COLUMNS), has_step=False)
 
-    def sql(self, cx, call, row):
-        base = cx.relation(call.args[0])
-        q = cx.alias()
-        value = cx.scalar(call.args[1], q)
-        inner = (f"SELECT {value} AS value, {q}.step AS step, {q}.step - row_number() OVER "
-                 f"(PARTITION BY {value} ORDER BY {q}.step) AS qtc_group FROM ({base.sql}) {q}")
-        return sql.Rel(f"SELECT value, min(step) AS start, max(step) AS \"end\", count(*) AS length "
-                       f"FROM ({inner}) GROUP BY value, qtc_group", [("start", False)], call.ty)
+    def lower(self, lo, call, row):
+        base = lo.relation(call.args[0])
+        key = lo.keyed(base.key, lo.fp(call.args[1]))
+        frm = lo.row_from(base, key)
+        value = lo.scalar(call.args[1], row=base)
+        lo.with_scalar(frm, value)
+        keys = key_columns("c", key)
+        # Consecutive steps with one value share step - (its position among that value's steps).
+        inner = (f"SELECT {keys}, {value.sql} AS value, t.step AS step, t.step - row_number() OVER "
+                 f"(PARTITION BY {keys}, {value.sql} ORDER BY t.step) AS qtc_group {frm.render()}")
+        outer_keys = ", ".join(["episode_id", *map(pcol, key)])
+        sql = (f"SELECT {outer_keys}, value, min(step) AS start, max(step) AS \"end\", count(*) AS length "
+               f"FROM ({inner}) GROUP BY {outer_keys}, value, qtc_group")
+        name = lo.add("runs", "relation", key, sql, CARD_DEMAND if key else CARD_N, "runs", fence=True)
+        return RelRef(name, key, call.ty, (("start", False),))
 
     def reference(self, ev, call, scope):
         base = ev.value(call.args[0], scope)

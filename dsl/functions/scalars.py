@@ -4,6 +4,7 @@ built from its two offsets. Each is null when an argument is null."""
 from __future__ import annotations
 
 from qtc.dsl import types as T
+from qtc.dsl.ir.sql import combine
 
 from .record import Function
 
@@ -14,8 +15,9 @@ class Len(Function):
     def type(self, c, call, types):
         return T.INTEGER if self.need(c, call, 0, isinstance(types[0], T.ListOf), "a list", types[0]) else None
 
-    def sql(self, cx, call, row):
-        return f"len({cx.scalar(call.args[0], row)})"
+    def lower(self, lo, call, row):
+        value = lo.scalar(call.args[0], row)
+        return combine(f"len({value.sql})", value)
 
     def reference(self, ev, call, scope):
         value = ev.value(call.args[0], scope)
@@ -28,8 +30,9 @@ class Abs(Function):
     def type(self, c, call, types):
         return types[0] if self.need(c, call, 0, types[0] in T.NUMERIC, "a number", types[0]) else None
 
-    def sql(self, cx, call, row):
-        return f"abs({cx.scalar(call.args[0], row)})"
+    def lower(self, lo, call, row):
+        value = lo.scalar(call.args[0], row)
+        return combine(f"abs({value.sql})", value)
 
     def reference(self, ev, call, scope):
         value = ev.value(call.args[0], scope)
@@ -45,9 +48,9 @@ class Displacement(Function):
                 return None
         return T.DISPLACEMENT
 
-    def sql(self, cx, call, row):
-        dx, dy = (cx.scalar(a, row) for a in call.args)
-        return f"{{'dx': CAST({dx} AS BIGINT), 'dy': CAST({dy} AS BIGINT)}}"
+    def lower(self, lo, call, row):
+        dx, dy = (lo.scalar(a, row) for a in call.args)
+        return combine(f"{{'dx': CAST({dx.sql} AS BIGINT), 'dy': CAST({dy.sql} AS BIGINT)}}", dx, dy)
 
     def reference(self, ev, call, scope):
         dx, dy = (ev.value(a, scope) for a in call.args)

@@ -6,6 +6,7 @@ when an argument is null."""
 from __future__ import annotations
 
 from qtc.dsl import types as T
+from qtc.dsl.ir.sql import combine
 from qtc.dsl.primitives import PRIMITIVES, Primitive
 from qtc.dsl.sql import sql_string
 
@@ -31,10 +32,12 @@ class SpatialFunction(Function):
             c.check_literal_value(call.args[position], wanted)
         return primitive.returns
 
-    def sql(self, cx, call, row):
-        args = [cx.scalar(a, row) for a in call.args]
+    def lower(self, lo, call, row):
+        # Calls the Python implementation registered in DuckDB (runtime/spatial/udf.py).
+        args = [lo.scalar(a, row) for a in call.args]
         options = [sql_string(call.kwargs[name].name) for name in self.options]
-        return f"{self.primitive.sql_name}({', '.join(['c.episode_id', *args, *options])})"
+        return combine(f"{self.primitive.sql_name}({', '.join(['c.episode_id', *(a.sql for a in args), *options])})",
+                       *args)
 
     def reference(self, ev, call, scope):
         args = [ev.value(a, scope) for a in call.args]

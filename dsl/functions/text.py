@@ -7,8 +7,10 @@ import re
 
 from qtc.dsl import types as T
 from qtc.dsl.conventions import is_keyword, keyword_sql, words, words_sql
+from qtc.dsl.ir.nodes import CARD_N
+from qtc.dsl.ir.sql import combine, key_columns, pcol
 from qtc.dsl.reference.values import Bag
-from qtc.dsl.sql import sql_string
+from qtc.dsl.sql import ident, sql_string
 
 from .record import Function
 
@@ -26,10 +28,18 @@ class Words(Function):
             return None
         return T.Bag(T.KEYWORD)
 
-    def sql(self, cx, call, row):
-        q, r = cx.alias(), cx.alias()
-        return (f"SELECT DISTINCT {r}.w AS v, NULL AS s FROM (SELECT unnest({words_sql(q + '.v')}) AS w "
-                f"FROM ({cx.bag(call.args[0])}) {q}) {r} WHERE {keyword_sql(r + '.w')}")
+    def lower(self, lo, call, row):
+        text, keyword = call.args[0], keyword_sql("w")
+        table = lo.step_table_of(text)
+        if table is not None:
+            # A text column of a table with steps: its words are in the table's token index already.
+            sql = f"SELECT DISTINCT episode_id, w AS v, NULL AS s FROM {lo.token_index(table, text.name)} WHERE {keyword}"
+            return lo.add("words", "bag", (), sql, CARD_N, f"keywords of {text.base.name}.{text.name}", fence=True)
+        inner = lo.bag(text)
+        columns = ", ".join(["episode_id", *map(pcol, inner.key)])
+        sql = (f"SELECT DISTINCT {columns}, w AS v, NULL AS s FROM (SELECT {key_columns('c', inner.key)}, "
+               f"unnest({words_sql(inner.v)}) AS w {inner.frm.render()}) WHERE {keyword}")
+        return lo.add("words", "bag", inner.key, sql, CARD_N, "keywords", fence=True)
 
     def reference(self, ev, call, scope):
         found = []
@@ -41,13 +51,21 @@ class Words(Function):
 class Mentions(Function):
     name, arity, usage = "mentions", (2,), "mentions(text, keyword) -> whether the keyword is a word of the text"
     result = T.BOOLEAN
+    # The SQL over the token index row `{n}` of (this row's step, the keyword), where the text is a column
+    # of a table with one row per step; else over the text's words. Both give the same, nulls included.
+    indexed = "CASE WHEN {text} IS NULL OR {word} IS NULL THEN NULL ELSE {n} IS NOT NULL END"
+    plain = "list_contains({words}, lower({word}))"
 
     def type(self, c, call, types):
         return self.result if self.text_arg(c, call, types) and self.text_arg(c, call, types, 1) else None
 
-    def sql(self, cx, call, row):
-        text, keyword = (cx.scalar(a, row) for a in call.args)
-        return f"list_contains({words_sql(text)}, lower({keyword}))"
+    def lower(self, lo, call, row):
+        lookup = lo.token_lookup(call.args[0], call.args[1], row)
+        if lookup:
+            n, word = lookup
+            return combine(self.indexed.format(text=f"t.{ident(call.args[0].name)}", word=word.sql, n=n), word)
+        text, word = lo.scalar(call.args[0], row), lo.scalar(call.args[1], row)
+        return combine(self.plain.format(words=words_sql(text.sql), word=word.sql), text, word)
 
     def reference(self, ev, call, scope):
         text, keyword = (ev.value(a, scope) for a in call.args)
@@ -57,10 +75,8 @@ class Mentions(Function):
 class Occurrences(Mentions):
     name, usage = "occurrences", "occurrences(text, keyword) -> how many words of the text it is"
     result = T.INTEGER
-
-    def sql(self, cx, call, row):
-        text, keyword = (cx.scalar(a, row) for a in call.args)
-        return f"len(list_filter({words_sql(text)}, lambda w: w = lower({keyword})))"
+    indexed = "CASE WHEN {text} IS NULL THEN NULL ELSE coalesce({n}, 0) END"
+    plain = "len(list_filter({words}, lambda w: w = lower({word})))"
 
     def reference(self, ev, call, scope):
         text, keyword = (ev.value(a, scope) for a in call.args)
@@ -73,10 +89,10 @@ class FirstSentence(Function):
     def type(self, c, call, types):
         return T.STRING if self.text_arg(c, call, types) else None
 
-    def sql(self, cx, call, row):
-        text = cx.scalar(call.args[0], row)
-        return (f"coalesce(nullif(trim(regexp_extract({text}, {sql_string(FIRST_SENTENCE_REGEX)}, 1)), ''), "
-                f"trim({text}))")
+    def lower(self, lo, call, row):
+        text = lo.scalar(call.args[0], row)
+        return combine(f"coalesce(nullif(trim(regexp_extract({text.sql}, {sql_string(FIRST_SENTENCE_REGEX)}, 1)), ''), "
+                       f"trim({text.sql}))", text)
 
     def reference(self, ev, call, scope):
         """The text up to its first sentence end, trimmed; the whole text if no sentence ends in it."""

@@ -3,22 +3,37 @@ rest left to DuckDB to inline), then the final SELECT."""
 
 from __future__ import annotations
 
-from qtc.dsl.compile import HORIZON_VARIABLE, NO_HORIZON, Compiler
-from qtc.dsl.sql import sql_string
+from qtc.dsl import schema
 from qtc.dsl.check import CheckedTemplate
+from qtc.dsl.sql import sql_string
 
 from .nodes import TemplateIR
+from .sql import HORIZON_VARIABLE, NO_HORIZON
+
+SAMPLING_NOTES = {"every": "every binding", "top_n": "sampled (streaming top-N of qtc_max_candidates)",
+                  "window": "sampled (window sort of qtc_max_candidates)"}
 
 
 def emit(ir: TemplateIR, checked: CheckedTemplate) -> str:
-    cuts = Compiler(checked)  # the legacy emitter's horizon cuts, so "within the horizon" means one thing
     ctes = [("qtc_horizon", f"SELECT COALESCE(TRY_CAST(getvariable({sql_string(HORIZON_VARIABLE)}) AS BIGINT), "
                             f"{NO_HORIZON}) AS n", False)]
-    ctes += [(f"h_{table.sql_name}", cuts._horizon_cut(table), False) for table in ir.tables.values()]
+    ctes += [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()]
     ctes += [(node.name, node.sql, node.fence) for node in ir.nodes]
     body = ",\n".join(f"{name} AS {'MATERIALIZED ' if fence else ''}(\n  {sql}\n)" for name, sql, fence in ctes)
-    mode = {"every": "every binding", "top_n": "compat sampling (streaming top-N of qtc_max_candidates)",
-            "window": "compat sampling (window sort of qtc_max_candidates)"}[ir.sampling]
+    template = checked.template
     header = (f"-- qtc template {ir.template_id} ({checked.env}, {checked.category}, answer {checked.answer_type}); "
-              f"IR backend, {mode}\n-- horizon: SET VARIABLE {HORIZON_VARIABLE} = N; (unset: whole episodes)\n")
+              f"{SAMPLING_NOTES[ir.sampling]}\n-- from {template.path}; horizon: SET VARIABLE {HORIZON_VARIABLE} = N; "
+              f"(unset: whole episodes)\n" + "".join(f"-- calls Python primitive {call}\n" for call in ir.primitive_calls))
     return f"{header}WITH {body}\n{ir.final};\n"
+
+
+def horizon_cut(table: schema.Table) -> str:
+    """A table as seen at the horizon: the steps up to it, and an episode that ran past it as cut there."""
+    if table is schema.EPISODES:
+        return ("SELECT * REPLACE (least(n_steps, h.n) AS n_steps, "
+                "CASE WHEN n_steps > h.n THEN 'horizon' ELSE ended_by END AS ended_by, "
+                "CASE WHEN death_step <= h.n THEN death_step END AS death_step, "
+                "CASE WHEN death_step <= h.n THEN death_cause END AS death_cause) FROM episodes, qtc_horizon h")
+    if table.has_step:
+        return f"SELECT * FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"
+    return f"SELECT * FROM {table.sql_name}"

@@ -10,39 +10,22 @@ joins on the key, so no correlated subquery is ever emitted.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from qtc.dsl import ast as A
 from qtc.dsl import schema
 from qtc.dsl import types as T
-from qtc.dsl.check import CheckedTemplate
 from qtc.dsl.ast import walk
-from qtc.dsl.conventions import ORDINALS, keyword_sql, words_sql
+from qtc.dsl.check import CheckedTemplate
+from qtc.dsl.conventions import ORDINALS, words_sql
+from qtc.dsl.functions import FUNCTIONS
 from qtc.dsl.sql import ident, sql_literal, sql_string
 
-from .nodes import CARD_DEMAND, CARD_N, CARD_NW, CARD_ONE, Node, Unsupported
-from .sql import SCOPE, From, S, combine, key_columns, key_match, pcol
+from .nodes import CARD_DEMAND, CARD_N, CARD_NW, Node, Unsupported
+from .sql import SCOPE, Bag, From, RelRef, S, combine, key_columns, key_match, pcol
 
 # Tables whose rows are one per step, so that (episode, step) finds the row a token index row belongs to.
 ONE_ROW_PER_STEP = ("steps",)
-
-
-@dataclass(frozen=True)
-class RelRef:
-    """A relation: a node (or a horizon-cut table) keyed by `key`, its type and its row order."""
-    source: str
-    key: tuple[str, ...]
-    rtype: T.Relation
-    order: tuple  # ((column name | A.Expr, descending), ...)
-
-
-@dataclass
-class Bag:
-    """Values `v` (and their steps `s`) read through a FROM clause keyed by `key`."""
-    frm: From
-    v: str
-    s: str
-    key: tuple[str, ...]
+WORD = re.compile(r"\w+")
 
 
 class ExprLowerer:
@@ -58,6 +41,8 @@ class ExprLowerer:
         self._cache: dict[tuple, object] = {}
         self._aggregates: dict[str, tuple[From, list[tuple[str, str]]]] = {}
         self._counter = 0
+        self._by_body: dict[tuple[str, str], Node] = {}
+        self._by_name: dict[str, Node] = {}
 
     # ---- nodes ----
     def fresh(self, prefix: str) -> str:
@@ -67,17 +52,21 @@ class ExprLowerer:
     def add(self, prefix: str, op: str, key: tuple[str, ...], sql: str, card: str, note: str = "",
             fence: bool = False) -> str:
         """A node, or the existing node with the same body (common subexpressions are computed once)."""
-        for node in self.nodes:
-            if node.op == op and node.sql == sql:
-                node.fence = node.fence or fence
-                return node.name
-        name = self.fresh(prefix)
-        inputs = tuple(n.name for n in self.nodes if re.search(rf"\b{re.escape(n.name)}\b", sql))
-        self.nodes.append(Node(name, op, key, sql, inputs, card, note, fence))
-        return name
+        same = self._by_body.get((op, sql))
+        if same is not None:
+            same.fence = same.fence or fence
+            return same.name
+        words = set(WORD.findall(sql))  # a node is an input where its name is a whole word of the SQL
+        inputs = tuple(n.name for n in self.nodes if n.name in words)
+        return self.register(Node(self.fresh(prefix), op, key, sql, inputs, card, note, fence))
+
+    def register(self, node: Node) -> str:
+        self.nodes.append(node)
+        self._by_body[node.op, node.sql] = self._by_name[node.name] = node
+        return node.name
 
     def node_key(self, name: str) -> tuple[str, ...]:
-        return next(n.key for n in self.nodes if n.name == name)
+        return self._by_name[name].key
 
     def keyed(self, *sets) -> tuple[str, ...]:
         wanted = set().union(*sets)
@@ -133,8 +122,8 @@ class ExprLowerer:
         if isinstance(e, A.Sort):
             base = self.relation(e.base)
             return RelRef(base.source, base.key, base.rtype, tuple((k.expr, k.descending) for k in e.keys))
-        if isinstance(e, A.Call) and e.function == "runs":
-            return self._runs(e)
+        if isinstance(e, A.Call):
+            return FUNCTIONS[e.function].lower(self, e, None)
         raise Unsupported(f"relation {type(e).__name__}")
 
     def _once(self, key, build):
@@ -179,6 +168,29 @@ class ExprLowerer:
         return (isinstance(e, A.Call) and e.function == "mentions" and base.rtype.name in ONE_ROW_PER_STEP
                 and _is_column(e.args[0]) and not _reads_columns(e.args[1]))
 
+    def token_lookup(self, text: A.Expr, word: A.Expr, row: RelRef | None) -> tuple[str, S] | None:
+        """Where `text` is a column of the row `row` of a table with one row per step: the token index
+        row of (that step, the word) joined onto the row. Returns its count column and the word (which
+        carries the join); else None."""
+        if row is None or not _is_column(text) or row.rtype.name not in ONE_ROW_PER_STEP:
+            return None
+        value = self.scalar(word, row)
+        tokens = self.token_index(row.rtype.name, text.name)
+        join_key = ("lookup", tokens, value.sql)
+        if join_key not in self._cache:
+            alias = self.fresh("k")
+            self._cache[join_key] = (alias, f"LEFT JOIN {tokens} {alias} ON {alias}.episode_id = t.episode_id "
+                                            f"AND {alias}.step = t.step AND {alias}.w = lower({value.sql})")
+        alias, join = self._cache[join_key]
+        return f"{alias}.n", S(value.sql, value.deps, (*value.lookups, join))
+
+    def step_table_of(self, e: A.Expr) -> str | None:
+        """The table's name where `e` is a column of a whole table with steps (`steps.observation`)."""
+        if (isinstance(e, A.Field) and isinstance(e.base, A.Name) and e.base.ref[0] == "table"
+                and e.base.ref[1].has_step):
+            return e.base.ref[1].name
+        return None
+
     def token_index(self, table: str, column: str) -> str:
         """Every word of a text column, once per (episode, step, word), with how often it occurs there."""
         source = self.table(schema.tables_for(self.checked.env)[table])
@@ -186,21 +198,6 @@ class ExprLowerer:
                f"unnest({words_sql('s.' + ident(column))}) AS w FROM {source} s SEMI JOIN {SCOPE} USING (episode_id)) s "
                f"GROUP BY ALL")
         return self.add("tok", "index", (), sql, CARD_NW, f"words of {table}.{column}", fence=True)
-
-    def _runs(self, e: A.Call) -> RelRef:
-        base = self.relation(e.args[0])
-        key = self.keyed(base.key, self.fp(e.args[1]))
-        frm = self.row_from(base, key)
-        value = self.scalar(e.args[1], row=base)
-        self.with_scalar(frm, value)
-        keys = key_columns("c", key)
-        inner = (f"SELECT {keys}, {value.sql} AS value, t.step AS step, t.step - row_number() OVER "
-                 f"(PARTITION BY {keys}, {value.sql} ORDER BY t.step) AS qtc_group {frm.render()}")
-        outer_keys = ", ".join(["episode_id", *map(pcol, key)])
-        sql = (f"SELECT {outer_keys}, value, min(step) AS start, max(step) AS \"end\", count(*) AS length "
-               f"FROM ({inner}) GROUP BY {outer_keys}, value, qtc_group")
-        name = self.add("runs", "relation", key, sql, CARD_DEMAND if key else CARD_N, "runs", fence=True)
-        return RelRef(name, key, e.ty, (("start", False),))
 
     # ---- rows ----
     def row(self, e: A.Expr) -> str:
@@ -217,13 +214,11 @@ class ExprLowerer:
             return self.add("row", "row", key, f"SELECT {key_columns('c', key)}, {self.columns(rel)} {frm.render()}",
                             CARD_DEMAND, "the row at a step")
         if isinstance(e, A.Call):
-            from .functions import ROW_FUNCTIONS
-            if e.function in ROW_FUNCTIONS:
-                return ROW_FUNCTIONS[e.function](self, e)
+            return FUNCTIONS[e.function].lower(self, e, None)
         raise Unsupported(f"row {type(e).__name__}")
 
     def order_sql(self, rel: RelRef, reverse: bool = False) -> str:
-        """The total order of a relation's rows: its keys, then every column (as the legacy emitter)."""
+        """The total order of a relation's rows: its keys, then every column (nothing left to chance)."""
         named = {key for key, _ in rel.order if isinstance(key, str)}
         keys = list(rel.order) + [(name, False) for name, ty in rel.rtype.columns
                                   if name not in named and not isinstance(ty, T.ListOf)]
@@ -260,13 +255,8 @@ class ExprLowerer:
             left.frm.add(f"ANTI JOIN {right} ON {key_match(right, self.node_key(right))} AND {right}.v = {left.v}")
             left.frm.wheres.append(f"{left.v} IS NOT NULL")
             return left
-        if isinstance(e, A.Call) and e.function == "words":
-            return self.bag_of_node(self._words(e.args[0]), key)
-        if isinstance(e, A.Call) and e.function == "flatten":
-            inner = self.bag(e.args[0])
-            sql = (f"SELECT {key_columns('c', inner.key)}, unnest({inner.v}) AS v, {inner.s} AS s "
-                   f"{inner.frm.render()}")
-            return self.bag_of_node(self.add("bag", "bag", inner.key, sql, CARD_N, "flatten", fence=True), key)
+        if isinstance(e, A.Call):
+            return self.bag_of_node(FUNCTIONS[e.function].lower(self, e, None), key)
         raise Unsupported(f"bag {type(e).__name__}")
 
     def bag_of_node(self, name: str, key: tuple[str, ...]) -> Bag:
@@ -281,19 +271,6 @@ class ExprLowerer:
         frm.wheres.append(f"{bag.v} IS NOT NULL")
         return self.add("set", "bag", bag.key, f"SELECT DISTINCT {key_columns('c', bag.key)}, {bag.v} AS v {frm.render()}",
                         CARD_N, "distinct values", fence=True)
-
-    def _words(self, e: A.Expr) -> str:
-        keyword = keyword_sql("w")
-        if (isinstance(e, A.Field) and isinstance(e.base, A.Name) and e.base.ref[0] == "table"
-                and e.base.ref[1].has_step):
-            tokens = self.token_index(e.base.ref[1].name, e.name)
-            sql = f"SELECT DISTINCT episode_id, w AS v, NULL AS s FROM {tokens} WHERE {keyword}"
-            return self.add("words", "bag", (), sql, CARD_N, f"keywords of {e.base.name}.{e.name}", fence=True)
-        inner = self.bag(e)
-        cols = ", ".join(["episode_id", *map(pcol, inner.key)])
-        sql = (f"SELECT DISTINCT {cols}, w AS v, NULL AS s FROM (SELECT {key_columns('c', inner.key)}, "
-               f"unnest({words_sql(inner.v)}) AS w {inner.frm.render()}) WHERE {keyword}")
-        return self.add("words", "bag", inner.key, sql, CARD_N, "keywords", fence=True)
 
     # ---- domains ----
     def domain(self, e: A.Expr) -> str:
@@ -419,11 +396,7 @@ class ExprLowerer:
         return combine(f"({negate}list_contains({values.sql}, {item.sql}))", item, values)
 
     def _scalar_Call(self, e: A.Call, row):
-        from .functions import SCALAR_FUNCTIONS
-        lower = SCALAR_FUNCTIONS.get(e.function)
-        if lower is None:
-            raise Unsupported(f"function {e.function}")
-        return lower(self, e, row)
+        return FUNCTIONS[e.function].lower(self, e, row)
 
 
 def _conjuncts(e: A.Expr) -> list[A.Expr]:

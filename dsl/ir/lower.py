@@ -11,7 +11,14 @@
     answerable, adversarial_<p>, candidates, then the final SELECT with display names (and, asked for,
                             the false-premise check against the same domain nodes)
 
-The output columns and their order are the legacy emitter's (dsl/compile.py), so the rows are the same.
+False premises, checked: a template's `adversarial p: DOMAIN` clause says which values of p make a
+false premise, and generation does not take the clause's word for it. The values a question presumes
+to have occurred are the parameter's own (answerable) domain; the column `qtc_premise_false` (null for
+answerable rows) says whether a value bound from an adversarial domain lies outside that domain, on the
+same episode within the same horizon, by an anti join with the very domain node the answerable side
+drew from. Generation keeps an adversarial candidate only where it is true.
+
+The output columns are described in dsl/compile.py.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from qtc.dsl import ast as A
 from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.dsl.check import CheckedTemplate
-from qtc.dsl.compile import Compiler
+from qtc.dsl.primitives import PRIMITIVES
 from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
@@ -50,7 +57,7 @@ class _Lowering:
     def run(self) -> TemplateIR:
         lo, t = self.lo, self.template
         env = "" if self.checked.env == "any" else f" WHERE env = {sql_string(self.checked.env)}"
-        lo.nodes.append(Node(SCOPE, "scope", (), f"SELECT episode_id, game FROM h_episodes{env}", (), CARD_ONE,
+        lo.register(Node(SCOPE, "scope", (), f"SELECT episode_id, game FROM h_episodes{env}", (), CARD_ONE,
                              f"the {self.checked.env} episodes", fence=True))
         components = self._components()
         main_domains: dict[str, str] = {}
@@ -66,7 +73,20 @@ class _Lowering:
         final = self._final(parts, main_domains)
         lo.finish()
         _prune(lo.nodes, final)
-        return TemplateIR(t.id, list(self.params), components, lo.nodes, sides, lo.tables, final, self.sampling)
+        return TemplateIR(t.id, list(self.params), components, lo.nodes, sides, lo.tables, final, self.sampling,
+                          self._primitive_calls())
+
+    def _primitive_calls(self) -> list[str]:
+        """Where the template calls a spatial primitive: 'qtc_<name>(...) in <clause> (line N)'."""
+        calls = []
+        for clause, root in self.template.expressions():
+            for node in A.walk(root):
+                if isinstance(node, A.Call) and node.function in PRIMITIVES:
+                    primitive = PRIMITIVES[node.function]
+                    arguments = ", ".join(["episode_id", *(n for n, _ in primitive.args), *primitive.kwargs])
+                    calls.append(f"{primitive.sql_name}({arguments}) in {clause} (line {node.span.line}); "
+                                 f"registered by qtc (runtime/spatial/udf.py)")
+        return calls
 
     # ---- parameters ----
     def _components(self) -> list[list[str]]:
@@ -173,10 +193,17 @@ class _Lowering:
         frm.wheres.append(" AND ".join(requires) or "TRUE")
         columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params), *lets])
         exclude = " EXCLUDE (qtc_accept)" if accept else ""
-        sql = (f"SELECT *{exclude}, {Compiler(self.checked)._accepted_sql()} AS accepted FROM (SELECT {columns}, "
+        sql = (f"SELECT *{exclude}, {self._accepted()} AS accepted FROM (SELECT {columns}, "
                f"FALSE AS adversarial, {accept}{answer.sql} AS answer, {evidence} AS evidence {frm.render()}) c "
                f"WHERE c.answer IS NOT NULL")
         return lo.add("answerable", "assemble", key, sql, "O(cap)", "answerable candidates")
+
+    def _accepted(self) -> str:
+        """Every correct answer: the answer first, then the other accepted values, sorted."""
+        if self.template.accept is None:
+            return "[c.answer]"
+        return ("list_concat([c.answer], list_sort(list_distinct(list_filter(c.qtc_accept, "
+                "lambda a: a IS DISTINCT FROM c.answer))))")
 
     def _let_value(self, name: str) -> S:
         node = self.lo.scalar_let(name)

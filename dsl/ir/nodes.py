@@ -22,7 +22,7 @@ OPS = ("scope", "index", "domain", "component", "bindings", "sample", "demand", 
 
 
 class Unsupported(Exception):
-    """The IR cannot lower this template yet; it runs on the legacy emitter."""
+    """The IR cannot lower this construct yet: the template is refused with the reason, at compile time."""
 
 
 @dataclass
@@ -55,6 +55,7 @@ class TemplateIR:
     tables: dict = field(default_factory=dict)  # template table name -> schema.Table, for the horizon cuts
     final: str = ""  # the closing SELECT
     sampling: str = "top_n"  # sample.py: every, top_n or window
+    primitive_calls: list[str] = field(default_factory=list)  # where it calls Python, for the SQL's header
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)

@@ -1,4 +1,5 @@
-"""SQL text pieces the IR emits: a FROM clause with a context and a row, and the join of a keyed node.
+"""SQL text pieces the IR emits: the statement's variables, a FROM clause with a context and a row,
+the join of a keyed node, and the lowered forms of values (a scalar, a relation, a bag).
 
 Every relation the IR builds is read through a `From`: the context `c` (the episodes of the env, or
 the distinct bindings a node is asked for: its demand), the nodes its scalars need joined onto `c` by
@@ -9,7 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from qtc.dsl import types as T
 from qtc.dsl.sql import ident
+
+# The statement's variables, set on the connection before it runs (`SET VARIABLE name = value`).
+HORIZON_VARIABLE = "qtc_horizon"  # the horizon N: steps 0..N are visible (unset: whole episodes)
+CAP_VARIABLE = "qtc_max_candidates"  # at most this many parameter bindings per episode (unset: all)
+SEED_VARIABLE = "qtc_seed"  # which bindings the cap keeps: a seeded hash order, the same on every run
+NO_HORIZON = 9223372036854775807
 
 SCOPE = "ep"  # the node holding the env's episodes: the context of a node keyed by the episode alone
 
@@ -66,3 +74,21 @@ class From:
 
     def copy(self) -> "From":
         return From(self.context, self.key, list(self.joins), list(self.wheres))
+
+
+@dataclass(frozen=True)
+class RelRef:
+    """A relation: a node (or a horizon-cut table) keyed by `key`, its type and its row order."""
+    source: str
+    key: tuple[str, ...]
+    rtype: T.Relation
+    order: tuple  # ((column name | A.Expr, descending), ...)
+
+
+@dataclass
+class Bag:
+    """Values `v` (and their steps `s`) read through a FROM clause keyed by `key`."""
+    frm: From
+    v: str
+    s: str
+    key: tuple[str, ...]

@@ -2,7 +2,8 @@
 
 For each template, one statement computes the candidates of every episode of its env at once, with
 a seeded cap on bindings per episode (raised while the template falls short of what is asked) and the
-false premises of its adversarial candidates checked in the same statement (premises.py). Candidates
+false premises of its adversarial candidates checked in the same statement (dsl/ir/lower.py, False
+premises). Candidates
 are then ordered by seeded hashes and spread over episodes, mixed with adversarial ones at the asked
 ratio, cut to the per-template and per-category caps (sampling.py) and rendered only as far as they
 are needed (records.py). Nothing depends on the order of files, rows or sets.
@@ -22,12 +23,13 @@ from typing import Callable, Iterable, Iterator
 import duckdb
 
 import qtc.templates
-from qtc.dsl.compile import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE, CompiledTemplate
+from qtc.dsl.compile import CompiledTemplate, statement
+from qtc.dsl.ir.lower import PREMISE_COLUMN
+from qtc.dsl.ir.sql import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
 from qtc.dsl.library import load_library
 from qtc.dsl.render import RenderError, make_environment
 from qtc.errors import InvalidOption, UserError
 
-from .premises import PREMISE_COLUMN, with_premise_check
 from .records import EpisodeInfo, InvalidRecord, RecordMaker
 from .sampling import mix, nearest, seeded_key, share, spread_over_episodes
 from qtc.runtime.trace.store import open_store
@@ -246,12 +248,10 @@ class _Generator:
                 [row for row in adversarial if row[PREMISE_COLUMN]])
 
     def _run(self, compiled: CompiledTemplate, cap: int) -> list[dict]:
-        """The template's candidates with at most `cap` bindings per episode (and side), premises checked,
-        on the template's backend (dsl/ir/backend.py)."""
-        statement = with_premise_check(compiled, self.options.horizon, cap)
+        """The template's candidates with at most `cap` bindings per episode (and side), premises checked."""
         self.con.execute(f"SET VARIABLE {CAP_VARIABLE} = {cap}")
         try:
-            result = self.con.execute(statement)
+            result = self.con.execute(statement(compiled, cap, premise=True))
         except duckdb.Error as error:
             raise UserError(f"template {compiled.id} failed to run: {str(error).splitlines()[0]}") from None
         columns = [d[0] for d in result.description]

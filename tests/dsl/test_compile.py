@@ -4,7 +4,9 @@ hand, are the fixture pairs of tests/dsl/fixtures/candidates/ (run by test_fixtu
 
 import pytest
 
-from support.handmade import compile_source, make_db, run, template
+from support.handmade import compile_source, make_db, template
+
+from qtc.dsl.compile import statement
 
 
 @pytest.fixture(scope="module")
@@ -18,13 +20,17 @@ def test_candidate_cap_is_seeded_and_deterministic(con):
   question "{{ t }}"
   answer $t
   evidence $t""", "step")
+    (compiled,) = compile_source(source)
+    sampled = statement(compiled, cap=3)
+
+    def run():
+        return [row[1] for row in con.execute(sampled).fetchall()]  # episode_id, p_t, ...
     con.execute("SET VARIABLE qtc_max_candidates = 3")
     try:
         con.execute("SET VARIABLE qtc_seed = 1")
-        first = [r["p_t"] for r in run(con, source)]
-        again = [r["p_t"] for r in run(con, source)]
+        first, again = run(), run()
         con.execute("SET VARIABLE qtc_seed = 2")
-        other = [r["p_t"] for r in run(con, source)]
+        other = run()
     finally:
         con.execute("RESET VARIABLE qtc_max_candidates")
         con.execute("RESET VARIABLE qtc_seed")

@@ -18,7 +18,7 @@ def test_every_function_record_has_all_its_parts(name):
     assert function.name == name
     assert function.arity and all(isinstance(n, int) and n >= 0 for n in function.arity)
     assert function.usage.startswith(f"{name}(")
-    for part in ("type", "sql", "reference"):
+    for part in ("type", "lower", "reference"):
         assert getattr(type(function), part) is not getattr(Function, part), f"{name} has no {part}"
     for option, values in function.options.items():
         assert values and option in OPTION_REASONS

@@ -13,7 +13,8 @@ import pytest
 from support.handmade_families import make_families_db
 from support.paths import REPO as ROOT
 from qtc.dsl.library import load_library
-from qtc.runtime.generate.premises import PREMISE_COLUMN, with_premise_check
+from qtc.dsl.compile import statement
+from qtc.dsl.ir.lower import PREMISE_COLUMN
 
 INVENTORY = ROOT.parent / "shared" / "design" / "template-inventory.md"
 
@@ -214,7 +215,7 @@ def test_false_premises_are_false_on_the_handmade_episodes(con, library):
     for compiled in library.values():
         if not compiled.checked.template.adversarials:
             continue
-        relation = con.sql(with_premise_check(compiled, None))
+        relation = con.sql(statement(compiled, premise=True))
         rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
         assert all(row[PREMISE_COLUMN] for row in rows if row["adversarial"]), compiled.id
 
