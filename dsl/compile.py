@@ -54,13 +54,16 @@ def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
                             sql, dict(checked.param_types), lets, room_outputs, checked)
 
 
-def template_ir(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False) -> TemplateIR:
-    return lower(compiled.checked, sampling_for(cap), premise)
+def template_ir(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,
+                order: str = "domain") -> TemplateIR:
+    return lower(compiled.checked, sampling_for(cap, order), premise)
 
 
-def statement(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False) -> str:
+def statement(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,
+              order: str = "domain") -> str:
     """The statement generation runs: at most `cap` bindings per episode and side (read from the
-    variable `qtc_max_candidates`; None: every binding), with the false-premise column if `premise`."""
+    variable `qtc_max_candidates`; None: every binding) drawn in `order` (ir/sample.py: domain or
+    compat), with the false-premise column if `premise`."""
     if cap is None and not premise:
         return compiled.sql
-    return emit(template_ir(compiled, cap, premise), compiled.checked)
+    return emit(template_ir(compiled, cap, premise, order), compiled.checked)

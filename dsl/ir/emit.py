@@ -10,8 +10,9 @@ from qtc.dsl.sql import sql_string
 from .nodes import TemplateIR
 from .sql import HORIZON_VARIABLE, NO_HORIZON
 
-SAMPLING_NOTES = {"every": "every binding", "top_n": "sampled (streaming top-N of qtc_max_candidates)",
-                  "window": "sampled (window sort of qtc_max_candidates)"}
+SAMPLING_NOTES = {"every": "every binding", "domain": "sampled (domain draws, qtc_max_candidates per episode)",
+                  "top_n": "sampled (compat order, streaming top-N of qtc_max_candidates)",
+                  "window": "sampled (compat order, window sort of qtc_max_candidates)"}
 
 
 def emit(ir: TemplateIR, checked: CheckedTemplate) -> str:

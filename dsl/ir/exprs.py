@@ -68,6 +68,9 @@ class ExprLowerer:
     def node_key(self, name: str) -> tuple[str, ...]:
         return self._by_name[name].key
 
+    def node_card(self, name: str) -> str:
+        return self._by_name[name].card
+
     def keyed(self, *sets) -> tuple[str, ...]:
         wanted = set().union(*sets)
         return tuple(p for p in self.param_order if p in wanted)
@@ -284,12 +287,41 @@ class ExprLowerer:
             s = self.scalar(e, row=None)
             frm = self.with_scalar(From(self.context(key), key), s)
             inner = f"SELECT {key_columns('c', key)}, unnest({s.sql}) AS v {frm.render()}"
+        elif (bounded := self._step_bounded(e, key)) is not None:
+            inner = bounded
         else:
             bag = self.bag(e)
             inner = f"SELECT {key_columns('c', bag.key)}, {bag.v} AS v {bag.frm.render()}"
         cols = ", ".join(["episode_id", *map(pcol, key)])
         return self.add("dom", "domain", key, f"SELECT DISTINCT {cols}, v FROM ({inner}) WHERE v IS NOT NULL",
                         CARD_N, "parameter domain", fence=True)
+
+    def _step_bounded(self, e: A.Expr, key: tuple[str, ...]) -> str | None:
+        """`(rel | where step < BOUND).column` (or <=, >, >=) with BOUND reading parameters only: the
+        values whose first step (last step, for > and >=) passes the bound. One pass over the table
+        finds each value's first and last step, so the domain costs the bindings it has, not a scan of
+        every earlier row for each binding of the bound (which grows as the square of the steps)."""
+        if not (isinstance(e, A.Field) and isinstance(e.base, A.Where) and isinstance(e.base.condition, A.Binary)):
+            return None
+        condition = e.base.condition
+        op, step, bound = condition.op, condition.left, condition.right
+        if _is_step_column(bound):
+            op, step, bound = FLIPPED.get(op), bound, step
+        if op not in FLIPPED or not _is_step_column(step) or _reads_columns(bound) or not self.fp(bound):
+            return None
+        base = self.relation(e.base.base)
+        if base.key or not base.rtype.has_step:
+            return None
+        column = ident(e.name)
+        extremes = self.add("steps_of", "index", (), f"SELECT episode_id, {column} AS v, min(step) AS first_step, "
+                                                   f"max(step) AS last_step FROM {base.source} WHERE {column} IS NOT "
+                                                   f"NULL GROUP BY ALL", CARD_N,
+                            f"first and last step of each {base.rtype.name}.{e.name}", fence=True)
+        value = self.scalar(bound, row=None)
+        frm = self.with_scalar(From(self.context(key), key), value)
+        extreme = "first_step" if op in ("<", "<=") else "last_step"
+        frm.add(f"JOIN {extremes} x ON x.episode_id = c.episode_id AND x.{extreme} {op} {value.sql}")
+        return f"SELECT {key_columns('c', key)}, x.v AS v {frm.render()}"
 
     # ---- aggregates: one node per FROM clause, every aggregate over it a column ----
     def aggregate(self, frm: From, expr: str) -> S:
@@ -403,6 +435,14 @@ def _conjuncts(e: A.Expr) -> list[A.Expr]:
     if isinstance(e, A.Binary) and e.op == "and":
         return _conjuncts(e.left) + _conjuncts(e.right)
     return [e]
+
+
+# A comparison read the other way round: `b > step` is `step < b`.
+FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _is_step_column(e: A.Expr) -> bool:
+    return _is_column(e) and e.name == "step"
 
 
 def _is_column(e: A.Expr) -> bool:

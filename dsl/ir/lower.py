@@ -34,7 +34,7 @@ from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
-from .sample import sample_sql
+from .sample import domain_sample_sql, keyed_top_n_sql, numbered_sql, sample_sql, value_keys_sql
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
@@ -42,8 +42,8 @@ PREMISE_COLUMN = "qtc_premise_false"
 
 def lower(checked: CheckedTemplate, sampling: str = "top_n", premise: bool = False) -> TemplateIR:
     """The IR of a template. `sampling` (sample.py) keeps at most `qtc_max_candidates` bindings per
-    episode and side (`top_n`, `window`) or every binding (`every`); `premise` adds the false-premise
-    column. Raises Unsupported for what it cannot lower yet."""
+    episode and side (`domain`, `top_n`, `window`) or every binding (`every`); `premise` adds the
+    false-premise column. Raises Unsupported for what it cannot lower yet."""
     return _Lowering(checked, sampling, premise).run()
 
 
@@ -62,11 +62,13 @@ class _Lowering:
         components = self._components()
         main_domains: dict[str, str] = {}
         main = [self._component(c, None, main_domains) for c in components]
-        sides = [Side("main", main, self._sample("main", main))]
+        sides = [Side("main", main, self._sample("main", main, components, main_domains))]
         for adversarial in t.adversarials:
-            parts = [self._component(c, adversarial, {}) if adversarial.param in c else node
+            domains = dict(main_domains)
+            parts = [self._component(c, adversarial, domains) if adversarial.param in c else node
                      for c, node in zip(components, main)]
-            sides.append(Side(adversarial.param, parts, self._sample(f"adv_{adversarial.param}", parts)))
+            sides.append(Side(adversarial.param, parts,
+                              self._sample(f"adv_{adversarial.param}", parts, components, domains)))
         lo.source = sides[0].sample
         parts = [self._answerable(sides[0].sample)]
         parts += [self._adversarial(side) for side in sides[1:]]
@@ -159,9 +161,21 @@ class _Lowering:
                 f"(SELECT episode_id, v, list(v) OVER (PARTITION BY episode_id ORDER BY v RANGE BETWEEN "
                 f"{bound_sql[0]} AND {bound_sql[1]}) AS qtc_partners FROM {domain})")
 
-    def _sample(self, side: str, components: list[str]) -> str:
+    def _sample(self, side: str, components: list[str], groups: list[list[str]], domains: dict[str, str]) -> str:
         order = list(self.params)
-        sql = sample_sql(components, order, self.sampling)
+        stream = f"{self.template.id}|{side}"
+        linear = all(self.lo.node_card(node) != CARD_PRODUCT for node in components)
+        if self.sampling == "domain" and order and linear:
+            numbered = [(self.lo.add("num", "sample", tuple(group), numbered_sql(node, group),
+                                     self.lo.node_card(node), f"component {', '.join(group)} numbered", fence=True),
+                         group) for node, group in zip(components, groups)]
+            sql = domain_sample_sql(numbered, order, stream)
+        elif self.sampling == "domain" and order:
+            keys = {p: self.lo.add("key", "sample", (), value_keys_sql(domains[p]), CARD_N, f"value keys of {p}",
+                                   fence=True) for p in order}
+            sql = keyed_top_n_sql(components, order, keys, stream)
+        else:
+            sql = sample_sql(components, order, self.sampling)
         capped = self.sampling != "every"
         return self.lo.add(f"s_{side}_", "sample", tuple(order), sql, "O(cap)" if capped else CARD_PRODUCT,
                            f"sampled bindings ({side})", fence=True)

@@ -1,12 +1,32 @@
 """Sampling the bindings of a side: at most `qtc_max_candidates` per episode, without sorting the product.
 
-The bindings kept are the smallest by (a seeded hash of the episode and the parameters, then the
-parameters), as `row_number() OVER (... ORDER BY hash, params)` would keep them (the order the first
-emitter sampled in, so questions stayed the same when the IR replaced it). It is a streaming top-N
-aggregate (`min_by(binding, order, n)`) over the components crossed per episode, so the product is
-hashed but never materialised or sorted. Ordering by the whole (hash, parameters) struct settles equal
-hashes exactly as that ORDER BY does, so no tie can change the sample; a larger cap keeps every binding
-a smaller one kept.
+Two orders of the bindings, each prefix-stable (a larger cap keeps every binding a smaller one kept,
+which generate relies on when it raises a template's cap):
+
+- domain (the default): bindings drawn in the parameters' domain space. Each component of linked
+  parameters is numbered in its canonical order (sorted bindings), so the episode's bindings are the
+  indexes 0..N-1 of the product, N the product of the component sizes, read mixed-radix. A keyed
+  permutation of [0, 2^2h) >= N (a four-round Feistel network whose round function is MD5 of the seed,
+  the template, the side, the episode, the round and the half) lists the indexes in a seeded order;
+  those below N, in the order of their draw, are the sample. So the sample is uniform without
+  replacement, costs O(sum of the component sizes + cap) rather than O(N), and depends on MD5 (fixed
+  by RFC 1321) rather than on DuckDB's `hash()`, which is not promised stable across versions. At most
+  8 cap + 64 draws are made per episode and side: as every draw is below N with probability at least
+  1/4, fewer than cap land only when the permutation's domain is nearly all drawn (then it is drawn
+  whole) or with a probability below 2^-20.
+- compat: the smallest by (DuckDB's seeded `hash()` of the episode and the parameters, then the
+  parameters), the order qtc sampled in before the domain order, kept so QA sets made then can be made
+  again: a streaming top-N aggregate (`min_by(binding, order, n)`) over the components crossed per
+  episode, so the product is hashed but never materialised or sorted; ordering by the whole (hash,
+  parameters) struct settles equal hashes as `row_number() OVER (ORDER BY hash, params)` does. Caps
+  beyond DuckDB's top-N limit use that window form (`window`), which keeps the same bindings.
+
+A component whose parameters draw from each other's domains (`param first: ... where step < $t`) is
+itself a product that must be enumerated whatever the order; where a side has one, the domain order
+keeps the bindings with the smallest keys mixed from their values' MD5 keys (keyed_top_n_sql) by the
+same streaming top-N as compat, which no sort and no numbering of that product can beat. Conditions never span components
+(components are the parameters linked by domains and conditions), so no drawn binding is rejected
+here; requires are checked after the sample.
 """
 
 from __future__ import annotations
@@ -20,11 +40,20 @@ SEED_SQL = f"COALESCE(getvariable({sql_string(SEED_VARIABLE)}), 0)"
 MAX_TOP_N = 1_000_000  # DuckDB's min_by(x, order, n) takes n below this
 
 
-def sampling_for(cap: int | None) -> str:
-    """How to sample for a cap: every binding, a streaming top-N, or (caps beyond what DuckDB's top-N
-    aggregate takes) a window sort that keeps the same bindings."""
+ORDERS = ("domain", "compat")
+FEISTEL_ROUNDS = 4
+MAX_PRODUCT_BITS = 62  # the permutation's domain 2^2h must fit a BIGINT
+GOLDEN_64 = 11400714819323198485  # 2^64 / the golden ratio, odd: multiplying by it mixes the bits upward
+MASK_64 = "((1::UHUGEINT << 64) - 1)"
+
+
+def sampling_for(cap: int | None, order: str = "domain") -> str:
+    """The sampling plan for a cap and an order: every binding; domain draws; compat's streaming top-N,
+    or, for caps beyond what DuckDB's top-N aggregate takes, compat's window sort."""
     if cap is None:
         return "every"
+    if order == "domain":
+        return "domain"
     return "top_n" if cap < MAX_TOP_N else "window"
 
 
@@ -41,18 +70,89 @@ def bindings_sql(components: list[str], params: list[str]) -> str:
     return f"SELECT {columns} FROM {_crossed(components)}"
 
 
+def numbered_sql(component: str, params: list[str]) -> str:
+    """A component's bindings numbered 0..n-1 per episode in their canonical (sorted) order, with n."""
+    order = ", ".join(map(pcol, params))
+    return (f"SELECT *, row_number() OVER (PARTITION BY episode_id ORDER BY {order}) - 1 AS qtc_i, "
+            f"count(*) OVER (PARTITION BY episode_id) AS qtc_n FROM {component}")
+
+
+def domain_sample_sql(numbered: list[tuple[str, list[str]]], params: list[str], stream: str) -> str:
+    """The first `cap` bindings of each episode in the seeded permutation of its product's indexes;
+    `numbered` are the components numbered by numbered_sql, with their parameters; `stream` names the
+    template and side, so each draws its own permutation."""
+    sizes = " JOIN ".join(f"(SELECT episode_id, any_value(qtc_n) AS qtc_n{i} FROM {name} GROUP BY episode_id)"
+                          + (" USING (episode_id)" if i else "") for i, (name, _) in enumerate(numbered))
+    product = " * ".join(f"qtc_n{i}" for i in range(len(numbered)))
+    kept = ", ".join(f"qtc_n{i}" for i in range(len(numbered)))
+    # h: half the bits of the permutation's domain 2^2h >= N (the float log2 corrected where it is short).
+    bits = "CAST(ceil(log2(qtc_N)) AS BIGINT)"
+    halves = (f"SELECT episode_id, {kept}, qtc_N, greatest(1, (qtc_b + 1) // 2) AS qtc_h FROM (SELECT *, {bits} + "
+              f"CASE WHEN (1::BIGINT << {bits}) < qtc_N THEN 1 ELSE 0 END AS qtc_b FROM (SELECT *, "
+              f"CASE WHEN {product} > (1::BIGINT << {MAX_PRODUCT_BITS}) THEN error('more than 2^{MAX_PRODUCT_BITS} "
+              f"bindings in one episode: too many to sample') ELSE {product} END AS qtc_N FROM {sizes}))")
+    draws = (f"SELECT *, unnest(range(0, least(1::BIGINT << (2 * qtc_h), 8 * {CAP_SQL} + 64))) AS qtc_j "
+             f"FROM ({halves})")
+
+    def round_function(r: int, half: str) -> str:
+        key = f"concat_ws('|', {SEED_SQL}, {sql_string(stream)}, episode_id, {r}, {half})"
+        return f"CAST(md5_number_lower({key}) & ((1::UBIGINT << qtc_h) - 1) AS BIGINT)"
+    # One SELECT per round, so that each round's halves are computed once, not re-expanded in the next.
+    rounds = f"SELECT *, qtc_j >> qtc_h AS qtc_l, qtc_j & ((1::BIGINT << qtc_h) - 1) AS qtc_r FROM ({draws})"
+    for r in range(1, FEISTEL_ROUNDS + 1):
+        rounds = (f"SELECT * REPLACE (qtc_r AS qtc_l, xor(qtc_l, {round_function(r, 'qtc_r')}) AS qtc_r) "
+                  f"FROM ({rounds})")
+    permuted = (f"SELECT episode_id, {kept}, qtc_N, qtc_j, (qtc_l << qtc_h) | qtc_r AS qtc_k FROM ({rounds})")
+    chosen = (f"SELECT * FROM ({permuted}) WHERE qtc_k < qtc_N "
+              f"QUALIFY row_number() OVER (PARTITION BY episode_id ORDER BY qtc_j) <= {CAP_SQL}")
+    joins = []
+    for i, (name, _) in enumerate(numbered):
+        stride = " * ".join(f"d.qtc_n{later}" for later in range(i + 1, len(numbered))) or "1"
+        joins.append(f"JOIN {name} c{i} ON c{i}.episode_id = d.episode_id AND c{i}.qtc_i = (d.qtc_k // ({stride})) "
+                     f"% d.qtc_n{i}")
+    owner = {p: i for i, (_, ps) in enumerate(numbered) for p in ps}
+    columns = ", ".join(["d.episode_id", *(f"c{owner[p]}.{pcol(p)}" for p in params)])
+    return f"SELECT {columns} FROM ({chosen}) d {' '.join(joins)}"
+
+
+def value_keys_sql(domain: str) -> str:
+    """Each value of a parameter's domain with its MD5 key (seed, episode, the value as text), once per
+    episode and value however many bindings of earlier parameters the domain is keyed by."""
+    return (f"SELECT episode_id, v, md5_number_lower(concat_ws('|', {SEED_SQL}, episode_id, CAST(v AS VARCHAR))) AS k "
+            f"FROM (SELECT DISTINCT episode_id, v FROM {domain})")
+
+
+def keyed_top_n_sql(components: list[str], params: list[str], keys: dict[str, str], stream: str) -> str:
+    """The domain order where a component is a product of dependent domains, which must be enumerated
+    whatever the order: the bindings with the smallest keys, a binding's key mixing its values' MD5 keys
+    (value_keys_sql) in parameter order into a 64-bit integer (multiply by 2^64 / golden ratio, keep 64
+    bits), started from MD5 of the seed and `stream`, then the parameters for equal keys; by a streaming
+    top-N, so no sort and no string is made per binding."""
+    joins = " ".join(f"JOIN {keys[p]} k{i} ON k{i}.episode_id = b.episode_id AND k{i}.v = b.{pcol(p)}"
+                     for i, p in enumerate(params))
+    mixed = f"md5_number_lower(concat_ws('|', {SEED_SQL}, {sql_string(stream)}))::UHUGEINT"
+    for i in range(len(params)):
+        mixed = f"((xor({mixed}, k{i}.k::UHUGEINT) * {GOLDEN_64}::UHUGEINT) & {MASK_64})"
+    binding = "{" + ", ".join(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params) + "}"
+    order = "{" + ", ".join([f"'qtc_h': {mixed}", *(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params)]) + "}"
+    return (f"SELECT episode_id, unnest(list_slice(qtc_top, 1, {CAP_SQL}), recursive := true) FROM ("
+            f"SELECT b.episode_id, min_by({binding}, {order}, greatest({CAP_SQL}, 1)) AS qtc_top "
+            f"FROM ({bindings_sql(components, params)}) b {joins} GROUP BY b.episode_id)")
+
+
 def sample_sql(components: list[str], params: list[str], mode: str) -> str:
-    """The sampled bindings: `every` binding, the `top_n` aggregate, or the `window` sort."""
+    """The sampled bindings of compat's order: `every` binding, the streaming top-N (`top_n`), or the
+    `window` sort."""
     if mode == "every":
         return bindings_sql(components, params)
     if not params:
         return f"SELECT episode_id FROM {SCOPE} WHERE {CAP_SQL} >= 1"
+    hashed = f"hash({', '.join(['episode_id', *map(pcol, params), SEED_SQL])})"
     if mode == "window":
-        order = ", ".join([f"hash({', '.join(['episode_id', *map(pcol, params), SEED_SQL])})", *map(pcol, params)])
+        order = ", ".join([hashed, *map(pcol, params)])
         return (f"{bindings_sql(components, params)} QUALIFY row_number() OVER (PARTITION BY episode_id "
                 f"ORDER BY {order}) <= {CAP_SQL}")
     binding = "{" + ", ".join(f"{sql_string('p_' + p)}: {pcol(p)}" for p in params) + "}"
-    hashed = f"hash({', '.join(['episode_id', *map(pcol, params), SEED_SQL])})"
     order = "{" + ", ".join([f"'qtc_h': {hashed}", *(f"{sql_string('p_' + p)}: {pcol(p)}" for p in params)]) + "}"
     return (f"SELECT episode_id, unnest(list_slice(qtc_top, 1, {CAP_SQL}), recursive := true) FROM ("
             f"SELECT episode_id, min_by({binding}, {order}, greatest({CAP_SQL}, 1)) AS qtc_top "

@@ -49,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--horizon", type=int, metavar="N", help="use steps 1..N of every episode only")
     parser.add_argument("--adversarial-ratio", type=float, default=0.2, metavar="R",
                         help="the share of a template's questions that are adversarial (default 0.2)")
+    parser.add_argument("--sampling", choices=("domain", "compat"), default="domain",
+                        help="the order bindings are drawn in: domain (default) or compat, the order of qtc 0.1, "
+                             "to make a QA set made then again (docs/qa-format.md, Sampling)")
     parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
                         help="output file, .jsonl or .parquet (default qa.jsonl)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no tables")
@@ -63,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_path(args.out)
     options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
-                      args.max_per_template, args.per_category, args.horizon, args.adversarial_ratio)
+                      args.max_per_template, args.per_category, args.horizon, args.adversarial_ratio,
+                      sampling=args.sampling)
     console = Console(stderr=True)
     columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TextColumn("template x episode runs"),
                TimeElapsedColumn())

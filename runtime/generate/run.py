@@ -25,6 +25,7 @@ import duckdb
 import qtc.templates
 from qtc.dsl.compile import CompiledTemplate, statement
 from qtc.dsl.ir.lower import PREMISE_COLUMN
+from qtc.dsl.ir.sample import ORDERS
 from qtc.dsl.ir.sql import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
 from qtc.dsl.library import load_library
 from qtc.dsl.render import RenderError, make_environment
@@ -49,6 +50,7 @@ class Options:
     per_category: int | None = None
     horizon: int | None = None
     adversarial_ratio: float = 0.2
+    sampling: str = "domain"  # the order bindings are drawn in (dsl/ir/sample.py): domain or compat
 
     def check(self) -> None:
         """Raise an InvalidOption naming the first bad field, or a UserError for a missing path."""
@@ -56,6 +58,8 @@ class Options:
                             ("horizon", self.horizon)):
             if value is not None and value < 1:
                 raise InvalidOption(name, f"must be at least 1, got {value}")
+        if self.sampling not in ORDERS:
+            raise InvalidOption("sampling", f"must be one of {', '.join(ORDERS)}, got {self.sampling!r}")
         if not 0 <= self.adversarial_ratio <= 1:
             raise InvalidOption("adversarial_ratio", f"must be between 0 and 1, got {self.adversarial_ratio}")
         if not self.traces:
@@ -103,7 +107,7 @@ class Generation:
             "questions": len(self.records),
             "adversarial": sum(r["adversarial"] for r in self.records),
             "options": {"seed": o.seed, "max_per_template": o.max_per_template, "per_category": o.per_category,
-                        "horizon": o.horizon, "adversarial_ratio": o.adversarial_ratio},
+                        "horizon": o.horizon, "adversarial_ratio": o.adversarial_ratio, "sampling": o.sampling},
             "episodes": dict(sorted(self.episodes.items())),
             "categories": [{"category": name, "templates": len(reports), "asked": o.per_category,
                             "candidates": sum(r.candidates + r.adversarial_candidates for r in reports),
@@ -251,7 +255,7 @@ class _Generator:
         """The template's candidates with at most `cap` bindings per episode (and side), premises checked."""
         self.con.execute(f"SET VARIABLE {CAP_VARIABLE} = {cap}")
         try:
-            result = self.con.execute(statement(compiled, cap, premise=True))
+            result = self.con.execute(statement(compiled, cap, premise=True, order=self.options.sampling))
         except duckdb.Error as error:
             raise UserError(f"template {compiled.id} failed to run: {str(error).splitlines()[0]}") from None
         columns = [d[0] for d in result.description]

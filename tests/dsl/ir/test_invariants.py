@@ -32,4 +32,4 @@ def test_explain_shows_the_components_and_the_window_frame():
     compiled = next(c for c in library() if c.id == "crafter.keyword_count_in_range")
     text = explain(compiled)
     assert "components (crossed only inside the sample): {kw} {L, R}" in text
-    assert "RANGE BETWEEN 19 FOLLOWING AND 59 FOLLOWING" in text and "min_by(" in text
+    assert "RANGE BETWEEN 19 FOLLOWING AND 59 FOLLOWING" in text and "md5_number_lower(" in text

@@ -1,14 +1,21 @@
-"""Sampling: the streaming top-N aggregate keeps exactly the bindings that sorting every binding by the
-seeded hash order would keep (the window form, which caps beyond DuckDB's top-N limit use), so the
-questions do not depend on which form runs; and a larger cap keeps every binding a smaller one kept.
-Checked row for row (columns, values, order) on rich episodes of both games and on the real recorded
-episodes, for caps 1, 3 and 16, with two seeds."""
+"""Sampling (dsl/ir/sample.py). The domain order draws exactly the bindings its definition gives,
+worked out here in Python from MD5 (a Feistel permutation of the product's indexes), on hand-written
+episodes. Compat's streaming top-N aggregate keeps exactly the bindings that sorting every binding by
+the seeded hash order would keep (the window form, which caps beyond DuckDB's top-N limit use), row
+for row on rich episodes of both games and on the real recorded episodes, for caps 1, 3 and 16, with
+two seeds. In both orders a larger cap keeps every binding a smaller one kept."""
 
 from __future__ import annotations
 
 import pytest
+import hashlib
+import itertools
+
 from support.ground_truth import library, store_of, templates_for
+from support.handmade import compile_source, make_db, template
 from support.strategies import seeded_episode
+
+from qtc.dsl.compile import statement
 
 from qtc.dsl.ir.emit import emit
 from qtc.dsl.ir.lower import lower
@@ -54,9 +61,62 @@ def test_the_top_n_aggregate_keeps_the_bindings_of_the_hash_order_on_recorded_ep
     trace_db.execute("RESET VARIABLE qtc_horizon")
 
 
-def test_a_larger_cap_keeps_every_binding_a_smaller_one_kept(trace_db):
+@pytest.mark.parametrize("sampling", ("domain", "top_n"))
+def test_a_larger_cap_keeps_every_binding_a_smaller_one_kept(trace_db, sampling):
     """What generate relies on when it doubles a template's cap: raising it only adds bindings."""
     trace_db.execute("RESET VARIABLE qtc_horizon")
     for compiled in library():
-        small, large = (keys(rows(trace_db, compiled, "top_n", cap, 42)) for cap in (3, 6))
+        small, large = (keys(rows(trace_db, compiled, sampling, cap, 42)) for cap in (3, 6))
         assert small <= large, compiled.id
+
+
+def reference_draws(seed: int, stream: str, episode: str, sizes: list[int], cap: int) -> list[tuple[int, ...]]:
+    """The domain order's first `cap` bindings, as component indexes, from its definition: a four-round
+    Feistel permutation of [0, 2^2h) (round function: the low half of MD5 of seed|stream|episode|round|half,
+    read little-endian), its values below N = the product of the sizes in draw order, read mixed-radix
+    (the last component varies fastest); at most 8 cap + 64 draws."""
+    n = 1
+    for size in sizes:
+        n *= size
+    h = max(1, ((n - 1).bit_length() + 1) // 2)
+    mask = (1 << h) - 1
+
+    def round_function(r: int, half: int) -> int:
+        digest = hashlib.md5(f"{seed}|{stream}|{episode}|{r}|{half}".encode()).digest()
+        return int.from_bytes(digest[8:], "little") & mask
+    drawn = []
+    for j in range(min(1 << 2 * h, 8 * cap + 64)):
+        left, right = j >> h, j & mask
+        for r in range(1, 5):
+            left, right = right, left ^ round_function(r, right)
+        k = (left << h) | right
+        if k < n and len(drawn) < cap:
+            indexes = []
+            for size in reversed(sizes):
+                k, index = divmod(k, size)
+                indexes.append(index)
+            drawn.append(tuple(reversed(indexes)))
+    return drawn
+
+
+@pytest.mark.parametrize("cap", (1, 3, 5, 40))
+def test_the_domain_order_draws_the_bindings_its_definition_gives(cap):
+    """Two independent parameters (two components): the steps 1..8 of the episode and the five actions of
+    the game's vocabulary, 40 bindings; the SQL's sample is the reference's, whatever the cap."""
+    con = make_db()
+    (compiled,) = compile_source(template("crafter", """
+  param t: steps.step
+  param a: vocab.action
+  question "{{ t }} {{ a }}"
+  answer $a
+  evidence $t""", "action"))
+    con.execute("SET VARIABLE qtc_seed = 7")
+    con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
+    got = sorted((t, a) for _, t, a in con.execute(
+        f"SELECT episode_id, p_t, p_a FROM ({statement(compiled, cap, order='domain').rstrip().rstrip(';')})").fetchall())
+    steps = sorted(t for (t,) in con.execute("SELECT step FROM crafter_steps WHERE episode_id = 'c1'").fetchall())
+    actions = sorted(a for (a,) in con.execute("SELECT value FROM vocab WHERE kind = 'action'").fetchall())
+    expected = sorted((steps[i], actions[j]) for i, j in
+                      reference_draws(7, "crafter.t|main", "c1", [len(steps), len(actions)], cap))
+    assert got == expected and len(got) == min(cap, len(steps) * len(actions))
+    assert set(itertools.product(steps, actions)) >= set(got)
