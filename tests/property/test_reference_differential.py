@@ -1,8 +1,8 @@
 """Differential tests: on random episodes of each game, every template of templates/ asks the same
 questions through its compiled SQL as through the reference evaluator (R13): the same candidates
 (episode, adversarial flag, bindings), the same answers, accepted answers, evidence and display names,
-with and without a horizon; with every binding, and sampled (a cap on bindings per episode: then each
-candidate the SQL keeps must be one of the reference's, with the same answer).
+with and without a horizon; with every binding, and sampled in both orders (a cap on bindings per
+episode: then each candidate the SQL keeps must be one of the reference's, with the same answer).
 
 One example (a few episodes, loaded once) is checked against every template of its env, because
 compiling and planning a template's SQL is most of the cost. Once a template disagrees, shrinking
@@ -25,9 +25,10 @@ from support.strategies import episode_sets, horizons, seeded_episode
 
 ENVS = ("jericho", "crafter")
 ASKED: dict[str, set[bool]] = {}  # template id -> the kinds of candidate (adversarial or not) seen so far
-CAPS = (None, 3)  # every binding, and sampled
-# What shrinking checks, once something failed, per env and cap.
-FAILING: dict[tuple[str, int | None], set[str]] = {(env, cap): set() for env in ENVS for cap in CAPS}
+# Every binding, and three per episode in each sampling order (dsl/ir/sample.py).
+SAMPLINGS = ((None, "domain"), (3, "domain"), (3, "compat"))
+# What shrinking checks, once something failed, per env and sampling.
+FAILING: dict[tuple, set[str]] = {(env, *sampling): set() for env in ENVS for sampling in SAMPLINGS}
 # Seeds of fixed episodes per env that, between them, make every template ask something.
 RICH_SEEDS = {"jericho": (3,), "crafter": (5, 6)}
 
@@ -40,38 +41,40 @@ def test_the_reference_evaluator_interprets_the_template(template_id):
         pytest.skip(reason)
 
 
-def disagreements(env: str, episodes, horizon: int | None, cap: int | None) -> list[str]:
+def disagreements(env: str, episodes, horizon: int | None, sampling: tuple) -> list[str]:
     """Every template of `env` run both ways on `episodes`; what the SQL gets wrong, by template."""
     store = store_of(episodes)
     report = []
-    failing = FAILING[env, cap]
+    failing = FAILING[(env, *sampling)]
+    cap, order = sampling
     for compiled in checked_templates(env):
         if failing and compiled.id not in failing:
             continue
         expected = reference_candidates(store, compiled, horizon)
         ASKED.setdefault(compiled.id, set()).update(c.adversarial for c in expected)
-        problems = differences(sql_candidates(store.con, compiled, horizon, cap), expected, sampled=cap is not None)
+        problems = differences(sql_candidates(store.con, compiled, horizon, cap, order), expected,
+                               sampled=cap is not None)
         if problems:
             failing.add(compiled.id)
-            report += [f"{compiled.id} (cap {cap}), horizon {horizon}:", *problems]
+            report += [f"{compiled.id} (cap {cap}, {order} order), horizon {horizon}:", *problems]
     return report
 
 
-@pytest.mark.parametrize("cap", CAPS)
+@pytest.mark.parametrize("sampling", SAMPLINGS)
 @pytest.mark.parametrize("env", ENVS)
-def test_compiled_sql_agrees_with_the_reference_on_rich_episodes(env, cap):
-    report = disagreements(env, [seeded_episode(env, seed) for seed in RICH_SEEDS[env]], None, cap)
+def test_compiled_sql_agrees_with_the_reference_on_rich_episodes(env, sampling):
+    report = disagreements(env, [seeded_episode(env, seed) for seed in RICH_SEEDS[env]], None, sampling)
     assert not report, "\n".join(report)
 
 
-@pytest.mark.parametrize("cap", CAPS)
+@pytest.mark.parametrize("sampling", SAMPLINGS)
 @pytest.mark.parametrize("env", ENVS)
 @examples(2)
 @given(data=st.data())
-def test_compiled_sql_agrees_with_the_reference_evaluator(env, cap, data):
+def test_compiled_sql_agrees_with_the_reference_evaluator(env, sampling, data):
     episodes = data.draw(episode_sets(env), label="episodes")
     horizon = data.draw(horizons(episodes), label="horizon")
-    report = disagreements(env, episodes, horizon, cap)
+    report = disagreements(env, episodes, horizon, sampling)
     assert not report, "\n".join(report)
 
 

@@ -108,11 +108,12 @@ def store_of(episodes: list[TraceEpisode]) -> Store:
 
 
 def sql_candidates(con: duckdb.DuckDBPyConnection, compiled: CompiledTemplate,
-                   horizon: int | None, cap: int | None = None) -> list[Candidate]:
-    """The candidates of the compiled SQL: every binding, or at most `cap` per episode and side."""
+                   horizon: int | None, cap: int | None = None, order: str = "domain") -> list[Candidate]:
+    """The candidates of the compiled SQL: every binding, or at most `cap` per episode and side, drawn in
+    `order` (dsl/ir/sample.py)."""
     con.execute("RESET VARIABLE qtc_horizon" if horizon is None else f"SET VARIABLE qtc_horizon = {int(horizon)}")
     con.execute("RESET VARIABLE qtc_max_candidates" if cap is None else f"SET VARIABLE qtc_max_candidates = {cap}")
-    relation = con.sql(statement(compiled, cap))
+    relation = con.sql(statement(compiled, cap, order=order))
     rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
     params = [p.name for p in compiled.checked.template.params]
     return [Candidate(
