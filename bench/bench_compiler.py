@@ -11,7 +11,8 @@ compile the working tree's templates: one with qtc as it was at --before (defaul
 revision with the emitter the IR replaced, whose `compiled.sql` is that emitter's statement), one with
 the working tree. Each template's statement runs as generate runs it (cap --cap, seed 42), the two
 workers asked in turn, round by round; the minimum of the rounds is reported, with the ratio
-before / IR. Growth: one Crafter episode made of the recorded episodes' steps, concatenated and
+before / IR (the IR draws in the domain order, the emitter before it in compat's, so the row counts of a
+template may differ a little: other bindings, each answered by the same rules). Growth: one Crafter episode made of the recorded episodes' steps, concatenated and
 renumbered, cut to each length; the exponent b of time ~ n^b is fitted for each over the
 range-induction templates. Reports only; nothing here is a test.
 """

@@ -7,6 +7,7 @@
               qa/        the files generate writes and evaluate reads: QA sets, answers, resumable logs
     answer    evaluate/  questions -> a model's answers, from the context the agent observed
     score     evaluate/  answers -> scores, Accuracy and F1 with intervals
+    report    view/      QA set, answers, traces -> one self-contained HTML page of the results
 
 `chat.py` is the one client for OpenAI-compatible models (retries, JSON read out of replies), used by
 the LLM agent, answering and paraphrasing. The runtime imports the language (`qtc.dsl`), the standard

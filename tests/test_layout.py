@@ -43,6 +43,8 @@ RULES = [
                                     "qtc.runtime.chat", *ERRORS_AND_FILES)),
     ("qtc.runtime.qa", ONLY, ("qtc.dsl", "qtc.runtime.trace", *ERRORS_AND_FILES)),
     ("qtc.runtime.evaluate", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.chat", *ERRORS_AND_FILES)),
+    ("qtc.runtime.view", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.evaluate", "qtc.runtime.spatial",
+                                "qtc.runtime.trace", *ERRORS_AND_FILES)),
 ]
 # Imports that break a rule today, each checked on its own as a strict xfail so that it stays visible
 # and the rules above still hold for everything else.

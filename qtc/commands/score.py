@@ -13,6 +13,8 @@ import argparse
 import json
 from pathlib import Path
 
+from ._scoring import add_bootstrap_arguments, by_groupings, check_bootstrap, score_file
+
 TABLE_WIDTH = 140
 COMMAND = "score"
 HELP = "score answers against a QA set (Acc, F1, bootstrap CIs)"
@@ -29,70 +31,83 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated groupings: category, template, game, env, answer_type, "
                              "difficulty (default category)")
     parser.add_argument("--out", type=Path, help="write the report as JSON here")
-    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                        help="bootstrap resamples for the 95%% intervals (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--format", choices=tuple(FORMATS), default="table",
+                        help="how the scores are printed: a table for the terminal (default), a Markdown "
+                             "table, or CSV with the values and interval ends as fractions")
+    add_bootstrap_arguments(parser)
 
 
-def _cell(metrics: dict, name: str) -> str:
-    value, interval = metrics[name], metrics[f"{name}_ci"]
-    if value is None:
-        return "-"
-    text = f"{100 * value:.1f}"
-    return f"{text} [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else text
+def _title(report: dict) -> str:
+    return (f"{report['model'] or 'no answers'} (context {report['context'] or '-'}): "
+            f"{report['answered']} of {report['questions']} questions answered")
 
 
-def run(args: argparse.Namespace) -> int:
-    import sys
+def _label(grouping: str, name: str) -> str:
+    return name if grouping == "overall" else f"{grouping}: {name}"
 
+
+def terminal_table(report: dict) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    from qtc.errors import UserError
-    from qtc.runtime.qa.answers import read_answers
-    from qtc.files import write_text_atomic
-    from qtc.runtime.qa.questions import read_questions
-    from qtc.runtime.evaluate.report import GROUPINGS, build_report, score_run
+    from qtc.runtime.evaluate.report import percent_cell, report_rows
 
-    by = [name.strip() for name in args.by.split(",") if name.strip()]
-    unknown = [name for name in by if name not in GROUPINGS]
-    if unknown:
-        raise UserError(f"--by: unknown grouping {unknown[0]!r} (choose from {', '.join(GROUPINGS)})")
-    if args.bootstrap <= 0:
-        raise UserError(f"--bootstrap must be positive, got {args.bootstrap}")
-    questions = read_questions(args.qa)
-    if not args.answers.is_file():
-        raise UserError(f"{args.answers}: no such answers file")
-    answers = read_answers(args.answers)
-    if answers.partial_line:
-        print(f"warning: {args.answers}:{answers.partial_line}: a half-written last line was left out",
-              file=sys.stderr)
-    known = {q.id for q in questions}
-    strangers = [i for i in answers.answers if i not in known]
-    if strangers:
-        print(f"warning: {len(strangers)} answer(s) in {args.answers} are to questions not in {args.qa} "
-              f"(first: {strangers[0]}); they are left out", file=sys.stderr)
-    report = build_report(score_run(questions, answers), by, resamples=args.bootstrap, seed=args.seed)
-    requests, prompt_tokens, completion_tokens = answers.usage()
-    report = {"qa": str(args.qa), "answers": str(args.answers), "model": answers.model, "context": answers.context,
-              "usage": {"requests": requests, "prompt_tokens": prompt_tokens,
-                        "completion_tokens": completion_tokens}, **report}
-
-    table = Table(title=f"{answers.model or 'no answers'} (context {answers.context or '-'}): "
-                        f"{report['answered']} of {report['questions']} questions answered")
+    table = Table(title=_title(report))
     table.add_column("group", no_wrap=True)
     for heading in ("n", "Acc % [95% CI]", "F1 % [95% CI]"):
         table.add_column(heading, justify="right", no_wrap=True)
-    table.add_row("overall", str(report["overall"]["n"]), _cell(report["overall"], "accuracy"),
-                  _cell(report["overall"], "f1"), end_section=True)
-    for grouping, groups in report["by"].items():
-        for i, (name, metrics) in enumerate(groups.items()):
-            table.add_row(f"{grouping}: {name}", str(metrics["n"]), _cell(metrics, "accuracy"),
-                          _cell(metrics, "f1"), end_section=i == len(groups) - 1)
+    rows = report_rows(report)
+    for i, (grouping, name, metrics) in enumerate(rows):
+        last = i + 1 == len(rows) or rows[i + 1][0] != grouping
+        table.add_row(_label(grouping, name), str(metrics["n"]), percent_cell(metrics, "accuracy"),
+                      percent_cell(metrics, "f1"), end_section=last)
     console = Console()
     if not console.is_terminal:  # a pipe or a file: rich would squeeze the table into 80 columns
         console = Console(width=TABLE_WIDTH)
-    console.print(table)
+    with console.capture() as captured:
+        console.print(table)
+    return captured.get()
+
+
+def markdown_table(report: dict) -> str:
+    from qtc.runtime.evaluate.report import percent_cell, report_rows
+
+    lines = [f"**{_title(report)}**", "", "| group | n | Acc % [95% CI] | F1 % [95% CI] |", "|---|---:|---:|---:|"]
+    lines += [f"| {_label(grouping, name).replace('|', '/')} | {m['n']} | {percent_cell(m, 'accuracy')} | "
+              f"{percent_cell(m, 'f1')} |" for grouping, name, m in report_rows(report)]
+    return "\n".join(lines) + "\n"
+
+
+def csv_table(report: dict) -> str:
+    import csv
+    import io
+
+    from qtc.runtime.evaluate.report import report_rows
+
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["grouping", "group", "n", "accuracy", "accuracy_low", "accuracy_high",
+                     "f1", "f1_low", "f1_high"])
+    for grouping, name, m in report_rows(report):
+        ends = [(m[f"{k}_ci"] or [None, None]) for k in ("accuracy", "f1")]
+        writer.writerow(["" if v is None else v for v in (grouping, name, m["n"], m["accuracy"], *ends[0],
+                                                             m["f1"], *ends[1])])
+    return text.getvalue()
+
+
+FORMATS = {"table": terminal_table, "markdown": markdown_table, "csv": csv_table}
+
+
+def run(args: argparse.Namespace) -> int:
+    from qtc.files import write_text_atomic
+    from qtc.runtime.qa.questions import read_questions
+
+    by = by_groupings(args.by)
+    check_bootstrap(args)
+    questions = read_questions(args.qa)
+    answers, report = score_file(args.qa, questions, args.answers, by, args)
+
+    print(FORMATS[args.format](report), end="")
     if args.out:
         write_text_atomic(args.out, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
         print(f"report written to {args.out}")

@@ -165,13 +165,21 @@ def crafter_legend() -> str:
 _STATE_LINES = {"jericho": _state_lines_jericho, "crafter": _state_lines_crafter}
 
 
-def render_context(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, shown: Shown) -> str:
-    """The log text of one episode: the shown steps and states, in step order."""
+@dataclass(frozen=True)
+class Block:
+    """One block of a context: a step's action and the state after it, or the state before a step."""
+    step: int  # the step whose action (or, for a state block, the step after which the state) it shows
+    action: bool
+    text: str
+
+
+def context_blocks(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, shown: Shown) -> list[Block]:
+    """The blocks of one episode's log, in step order (without the legend)."""
     states = _STATE_LINES[env](con, episode_id, sorted(shown.states))
     actions = {step: (action, reason) for step, action, reason in con.execute(
         f"SELECT step, action, reason FROM {env}_steps WHERE episode_id = ? AND step IN (SELECT unnest(?))",
         [episode_id, sorted(shown.actions)]).fetchall()}
-    blocks = [crafter_legend()] if env == "crafter" else []
+    blocks = []
     for step in sorted(states.keys() | actions.keys()):  # the steps the episode has: a horizon may pass its end
         if step in actions:
             action, reason = actions[step]
@@ -179,7 +187,11 @@ def render_context(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, sh
         else:
             block = [f"Before step {step + 1}" + (" (the start)" if step == 0 else "")]
         block += states.get(step, [])
-        blocks.append("\n".join([block[0], *(f"  {line}" for line in block[1:])]))
-    if not states:
-        blocks.append("(no steps are shown)")
-    return "\n".join(blocks)
+        blocks.append(Block(step, step in actions, "\n".join([block[0], *(f"  {line}" for line in block[1:])])))
+    return blocks
+
+
+def render_context(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, shown: Shown) -> str:
+    """The log text of one episode: the shown steps and states, in step order."""
+    blocks = [block.text for block in context_blocks(con, episode_id, env, shown)]
+    return "\n".join(([crafter_legend()] if env == "crafter" else []) + (blocks or ["(no steps are shown)"]))

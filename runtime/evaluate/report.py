@@ -68,27 +68,72 @@ def _number(value) -> float | None:
     return None if value is None or np.isnan(value) else round(float(value), 4)
 
 
-def group_metrics(scored: list[Scored], resamples: int, seed: int, level: float) -> dict:
-    scores = np.array([s.score for s in scored])
-    answerable = np.array([not s.question.adversarial for s in scored], dtype=float)
-    attempted = np.array([not s.refused for s in scored], dtype=float)
-    point = _metrics(scores, answerable, attempted)
-    result = {"n": len(scored), **{name: _number(value) for name, value in point.items()}}
+def _arrays(scored: list[Scored]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scores, answerable, attempted) of the questions, what _metrics reads."""
+    return (np.array([s.score for s in scored]),
+            np.array([not s.question.adversarial for s in scored], dtype=float),
+            np.array([not s.refused for s in scored], dtype=float))
+
+
+def _bootstrap(count: int, resamples: int, seed: int, level: float, statistic) -> dict[str, list | None]:
+    """Percentile intervals of `statistic(index)` (a dict of accuracy and f1 along the last axis) over
+    `resamples` resamples of `count` questions with replacement, drawn in chunks from `seed`."""
     rng = np.random.default_rng(seed)
-    chunk = max(1, RESAMPLES_PER_CHUNK_CELLS // len(scored))
+    chunk = max(1, RESAMPLES_PER_CHUNK_CELLS // count)
     samples = {"accuracy": [], "f1": []}
     for done in range(0, resamples, chunk):
-        index = rng.integers(0, len(scored), size=(min(chunk, resamples - done), len(scored)))
-        resampled = _metrics(scores[index], answerable[index], attempted[index])
+        index = rng.integers(0, count, size=(min(chunk, resamples - done), count))
+        resampled = statistic(index)
         for name in samples:
             samples[name].append(resampled[name])
     tail = 100 * (1 - level) / 2
+    intervals = {}
     for name, parts in samples.items():
         values = np.concatenate(parts) if parts else np.array([])
         values = values[~np.isnan(values)]
-        result[f"{name}_ci"] = [_number(v) for v in np.percentile(values, [tail, 100 - tail])] \
+        intervals[f"{name}_ci"] = [_number(v) for v in np.percentile(values, [tail, 100 - tail])] \
             if values.size else None
-    return result
+    return intervals
+
+
+def group_metrics(scored: list[Scored], resamples: int, seed: int, level: float) -> dict:
+    arrays = _arrays(scored)
+    point = _metrics(*arrays)
+    result = {"n": len(scored), **{name: _number(value) for name, value in point.items()}}
+    return result | _bootstrap(len(scored), resamples, seed, level,
+                               lambda index: _metrics(*(a[index] for a in arrays)))
+
+
+def paired_difference(first: list[Scored], second: list[Scored], resamples: int, seed: int, level: float) -> dict:
+    """The second run's Accuracy and F1 minus the first's on the same questions (in the same order),
+    with paired bootstrap intervals: each resample draws the same questions for both runs."""
+    a, b = _arrays(first), _arrays(second)
+
+    def difference(index=None) -> dict[str, np.ndarray]:
+        pick = (lambda arrays: arrays) if index is None else (lambda arrays: [x[index] for x in arrays])
+        ma, mb = _metrics(*pick(a)), _metrics(*pick(b))
+        return {name: mb[name] - ma[name] for name in ("accuracy", "f1")}
+
+    point = difference()
+    return ({"n": len(first), **{name: _number(value) for name, value in point.items()}}
+            | _bootstrap(len(first), resamples, seed, level, difference))
+
+
+def percent_cell(metrics: dict, name: str, signed: bool = False) -> str:
+    """A metric of a group as a percentage with its interval, `58.3 [40.0, 70.0]` (`-` if undefined);
+    `signed` writes a difference's signs, `-4.1 [-9.0, +0.8]`."""
+    value, interval = metrics[name], metrics[f"{name}_ci"]
+    if value is None:
+        return "-"
+    form = "+.1f" if signed else ".1f"
+    text = f"{100 * value:{form}}"
+    return f"{text} [{100 * interval[0]:{form}}, {100 * interval[1]:{form}}]" if interval else text
+
+
+def report_rows(report: dict) -> list[tuple[str, str, dict]]:
+    """(grouping, group, metrics) of a report's rows: overall first, then each grouping's groups."""
+    return [("overall", "overall", report["overall"])] + [
+        (grouping, name, metrics) for grouping, groups in report["by"].items() for name, metrics in groups.items()]
 
 
 def _group_key(name: str) -> tuple:
@@ -118,3 +163,21 @@ def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, 
                           "answer": s.question.answer, "prediction": s.prediction, "score": round(s.score, 4)}
                          for s in scored],
     }
+
+
+def build_comparison(first: list[Scored], second: list[Scored], by: list[str], *, resamples: int = 1000,
+                     seed: int = 0, level: float = 0.95) -> dict:
+    """The paired differences (second minus first) overall and per group of each grouping in `by`;
+    both runs score the same questions, in the same order."""
+    def difference(members: list[int]) -> dict:
+        return paired_difference([first[i] for i in members], [second[i] for i in members], resamples, seed, level)
+
+    groups: dict[str, dict] = {}
+    for grouping in by:
+        members: dict[str, list[int]] = {}
+        for i, s in enumerate(first):
+            members.setdefault(GROUPINGS[grouping](s.question), []).append(i)
+        groups[grouping] = {name: difference(members[name]) for name in sorted(members, key=_group_key)}
+    return {"questions": len(first), "bootstrap": {"resamples": resamples, "seed": seed, "level": level,
+                                                   "paired": True},
+            "overall": difference(list(range(len(first)))), "by": groups}

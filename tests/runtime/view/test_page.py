@@ -1,0 +1,110 @@
+"""The report page read as HTML: self-contained, the scorer's own numbers, the evidence as the prompt
+renders it, and maps whose routes and paths are the spatial primitives' shortest ones."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+from support.answer_files import read_qa
+from qtc.cli import main
+from qtc.runtime.evaluate.context import Shown, render_context
+from qtc.runtime.evaluate.report import percent_cell
+from qtc.runtime.spatial.udf import SpatialData
+from qtc.runtime.trace.store import open_store
+from qtc.runtime.view.maps import CELL, room_path
+
+
+def test_the_page_fetches_nothing(page):
+    html = page.read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+
+
+def test_the_page_shows_the_scorers_numbers(page, qa, answer_files, tmp_path):
+    html = unescape(page.read_text())
+    for answers in answer_files:
+        out = tmp_path / f"{answers.stem}.json"
+        assert main(["score", "--qa", str(qa), "--answers", str(answers), "--by", "category,template",
+                     "--bootstrap", "200", "--out", str(out)]) == 0
+        report = json.loads(out.read_text())
+        cells = [report["overall"], *report["by"]["category"].values(), *report["by"]["template"].values()]
+        for metrics in cells:
+            assert f"{percent_cell(metrics, 'accuracy')} · {percent_cell(metrics, 'f1')}" in html
+
+
+def test_a_row_per_question_and_model(page, qa):
+    html = page.read_text()
+    assert html.count('<tr class="question') == 2 * len(read_qa(qa))
+    assert html.count('<svg class="chart"') == 4  # accuracy and F1, per category and per template
+
+
+def _templates(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<template id="(\w+)">(.*?)</template>', html, re.S))
+
+
+def test_the_evidence_is_the_prompts_rendering_with_the_evidence_marked(page, qa, traces):
+    templates = _templates(page.read_text())
+    con = open_store(*traces)
+    for n, q in enumerate(read_qa(qa)):
+        if not q["evidence"]:
+            assert "evidence steps</th><td>none" in templates[f"q{n}"]
+            continue
+        details = templates[f"q{n}"]
+        evidence = templates[re.findall(r'data-fragment="(\w+)"', details)[-1]]
+        blocks = [unescape(b) for b in re.findall(r'<pre class="block[^"]*">(.*?)</pre>', evidence, re.S)]
+        expected = render_context(con, q["episode_id"], q["env"], Shown.of_steps(q["evidence"]))
+        assert expected.endswith("\n".join(blocks))
+        marked = re.findall(r'<pre class="block evidence">(?:Step|Before step) (\d+)', evidence)
+        assert sorted(map(int, marked)) == sorted(s for s in q["evidence"] if s >= 1)
+    con.close()
+
+
+def test_crafter_routes_are_the_primitives_shortest_routes(page, qa, traces):
+    templates = _templates(page.read_text())
+    checked = 0
+    for n, q in enumerate(read_qa(qa)):
+        if q["template_id"] != "crafter.route_to_nearest" or q["adversarial"]:
+            continue
+        figure = templates[re.findall(r'data-fragment="(\w+)"', templates[f"q{n}"])[0]]
+        points = re.search(r'<polyline class="route" points="([^"]+)"', figure).group(1).split()
+        (x0, y0), (x1, y1) = (tuple(map(float, p.split(","))) for p in (points[0], points[-1]))
+        dx, dy = round((x1 - x0) / CELL), round((y1 - y0) / CELL)
+        con = open_store(*traces)
+        routes, distance = con.execute(
+            "SELECT qtc_nearest_routes($1, $2, $3, 'seen'), qtc_nearest_distance($1, $2, $3, 'seen')",
+            [q["episode_id"], int(q["bindings"]["t"]), q["bindings"]["material"]]).fetchone()
+        con.close()
+        assert {"dx": dx, "dy": dy} in routes and len(points) - 1 == distance
+        assert '<circle class="player"' in figure and 'class="target"' in figure
+        checked += 1
+    assert checked
+
+
+def test_room_paths_are_shortest(trace_db):
+    spatial = SpatialData(trace_db)
+    (episode,) = trace_db.execute("SELECT episode_id FROM episodes WHERE env = 'jericho' LIMIT 1").fetchone()
+    graph = spatial.episode("jericho", episode).state.graph_before(10 ** 6)
+    rooms = [room for room in graph.rooms if graph.has(room)]
+    source = rooms[0]
+    for target in rooms:
+        path = room_path(graph, source, target)
+        distance = graph.path_length(source, target)
+        if distance is None:
+            assert path == []
+        else:
+            assert len(path) == distance + 1 and path[0] == source and path[-1] == target
+            assert all(after in graph.successors[before] for before, after in zip(path, path[1:]))
+
+
+def test_without_traces_the_page_has_scores_only(qa, answer_files, tmp_path, capsys):
+    html = tmp_path / "scores.html"
+    assert main(["report", str(qa), str(answer_files[0]), "--html", str(html), "--bootstrap", "50"]) == 0
+    assert "without --traces" in capsys.readouterr().out
+    assert "Evidence and maps need the traces" in html.read_text()
+
+
+def test_a_missing_answers_file_is_a_clear_error(qa, tmp_path, capsys):
+    assert main(["report", str(qa), str(tmp_path / "nope.jsonl"), "--html", str(tmp_path / "r.html")]) == 2
+    assert "no such answers file" in capsys.readouterr().err
