@@ -34,7 +34,7 @@ from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
-from .sample import domain_sample_sql, keyed_top_n_sql, numbered_sql, sample_sql, value_keys_sql
+from .sample import domain_sample_sql, kcol, keyed_top_n_sql, numbered_sql, sample_sql, value_key, value_keys_sql
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
@@ -53,6 +53,7 @@ class _Lowering:
         self.template = checked.template
         self.lo = ExprLowerer(checked)
         self.params = {p.name: p for p in self.template.params}
+        self.carried_keys: dict[str, set[str]] = {}  # component node -> parameters whose value keys its rows carry
 
     def run(self) -> TemplateIR:
         lo, t = self.lo, self.template
@@ -110,7 +111,7 @@ class _Lowering:
     def _component(self, names: list[str], adversarial: A.Adversarial | None, domains: dict[str, str]) -> str:
         """The bindings of one component: each parameter joined with its domain, then its condition."""
         lo = self.lo
-        partial, bound = None, []
+        partial, bound, carried = None, [], set()
         for name in names:
             param = self.params[name]
             override = adversarial is not None and adversarial.param == name
@@ -119,12 +120,20 @@ class _Lowering:
             domains[name] = domain
             condition = param.condition
             frame = self._frame(param, bound, domains, domain) if partial and not override else None
-            if frame is not None:
-                sql, condition = frame, None
+            # In the domain order, a component of several parameters may be a product that sampling
+            # must enumerate: its rows carry each value's key, computed once per domain row.
+            keyed = self.sampling == "domain" and len(names) > 1 and frame is None
+            source = lo.add("keyed", "domain", lo.node_key(domain), f"SELECT *, {value_key('v')} AS k FROM {domain}",
+                            CARD_N, "parameter domain with value keys", fence=True) if keyed else domain
+            key_column = f", d.k AS {kcol(name)}" if keyed else ""
+            if keyed:
+                carried.add(name)
+            if frame is not None:  # the frame reads the bare domain: no key is carried past it
+                sql, condition, carried = frame, None, set()
             elif partial is None:
-                sql = f"SELECT episode_id, v AS {pcol(name)} FROM {domain}"
+                sql = f"SELECT episode_id, v AS {pcol(name)}{key_column.replace('d.k', 'k')} FROM {source}"
             else:
-                sql = (f"SELECT b.*, d.v AS {pcol(name)} FROM {partial} b JOIN {domain} d "
+                sql = (f"SELECT b.*, d.v AS {pcol(name)}{key_column} FROM {partial} b JOIN {source} d "
                        f"ON {key_match('d', lo.node_key(domain), 'b')}")
             bound.append(name)
             key = tuple(bound)
@@ -138,6 +147,7 @@ class _Lowering:
                 sql = f"SELECT c.* {frm.render()}"
             card = CARD_N if len(bound) == 1 or frame is not None else CARD_PRODUCT
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
+        self.carried_keys[partial] = carried
         return partial
 
     def _frame(self, param: A.Param, bound: list[str], domains: dict[str, str], domain: str) -> str | None:
@@ -171,9 +181,10 @@ class _Lowering:
                          group) for node, group in zip(components, groups)]
             sql = domain_sample_sql(numbered, order, stream)
         elif self.sampling == "domain" and order:
+            carried = set().union(*(self.carried_keys.get(node, set()) for node in components))
             keys = {p: self.lo.add("key", "sample", (), value_keys_sql(domains[p]), CARD_N, f"value keys of {p}",
-                                   fence=True) for p in order}
-            sql = keyed_top_n_sql(components, order, keys, stream)
+                                   fence=True) for p in order if p not in carried}
+            sql = keyed_top_n_sql(components, order, carried, keys, stream)
         else:
             sql = sample_sql(components, order, self.sampling)
         capped = self.sampling != "every"

@@ -31,7 +31,7 @@ here; requires are checked after the sample.
 
 from __future__ import annotations
 
-from qtc.dsl.sql import sql_string
+from qtc.dsl.sql import ident, sql_string
 
 from .sql import CAP_VARIABLE, NO_HORIZON, SCOPE, SEED_VARIABLE, pcol
 
@@ -115,29 +115,42 @@ def domain_sample_sql(numbered: list[tuple[str, list[str]]], params: list[str], 
     return f"SELECT {columns} FROM ({chosen}) d {' '.join(joins)}"
 
 
+def value_key(value: str, episode: str = "episode_id") -> str:
+    """A value's MD5 key: the seed, the episode and the value as text."""
+    return f"md5_number_lower(concat_ws('|', {SEED_SQL}, {episode}, CAST({value} AS VARCHAR)))"
+
+
+def kcol(param: str) -> str:
+    """The column of a parameter's value key, carried on the rows of a product component."""
+    return ident("k_" + param)
+
+
 def value_keys_sql(domain: str) -> str:
-    """Each value of a parameter's domain with its MD5 key (seed, episode, the value as text), once per
-    episode and value however many bindings of earlier parameters the domain is keyed by."""
-    return (f"SELECT episode_id, v, md5_number_lower(concat_ws('|', {SEED_SQL}, episode_id, CAST(v AS VARCHAR))) AS k "
-            f"FROM (SELECT DISTINCT episode_id, v FROM {domain})")
+    """Each value of a parameter's domain with its key, once per episode and value however many
+    bindings of earlier parameters the domain is keyed by."""
+    return f"SELECT episode_id, v, {value_key('v')} AS k FROM (SELECT DISTINCT episode_id, v FROM {domain})"
 
 
-def keyed_top_n_sql(components: list[str], params: list[str], keys: dict[str, str], stream: str) -> str:
+def keyed_top_n_sql(components: list[str], params: list[str], carried: set[str], keys: dict[str, str],
+                    stream: str) -> str:
     """The domain order where a component is a product of dependent domains, which must be enumerated
     whatever the order: the bindings with the smallest keys, a binding's key mixing its values' MD5 keys
-    (value_keys_sql) in parameter order into a 64-bit integer (multiply by 2^64 / golden ratio, keep 64
+    (value_key) in parameter order into a 64-bit integer (multiply by 2^64 / golden ratio, keep 64
     bits), started from MD5 of the seed and `stream`, then the parameters for equal keys; by a streaming
-    top-N, so no sort and no string is made per binding."""
+    top-N, so no sort and no string is made per binding. A product component's rows carry their values'
+    keys (`carried`, column k_<param>); the other parameters' keys are joined from `keys` (value_keys_sql)."""
     joins = " ".join(f"JOIN {keys[p]} k{i} ON k{i}.episode_id = b.episode_id AND k{i}.v = b.{pcol(p)}"
-                     for i, p in enumerate(params))
+                     for i, p in enumerate(params) if p not in carried)
     mixed = f"md5_number_lower(concat_ws('|', {SEED_SQL}, {sql_string(stream)}))::UHUGEINT"
-    for i in range(len(params)):
-        mixed = f"((xor({mixed}, k{i}.k::UHUGEINT) * {GOLDEN_64}::UHUGEINT) & {MASK_64})"
+    for i, p in enumerate(params):
+        key = f"b.{kcol(p)}" if p in carried else f"k{i}.k"
+        mixed = f"((xor({mixed}, {key}::UHUGEINT) * {GOLDEN_64}::UHUGEINT) & {MASK_64})"
     binding = "{" + ", ".join(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params) + "}"
     order = "{" + ", ".join([f"'qtc_h': {mixed}", *(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params)]) + "}"
+    columns = ", ".join(["episode_id", *map(pcol, params), *(kcol(p) for p in params if p in carried)])
     return (f"SELECT episode_id, unnest(list_slice(qtc_top, 1, {CAP_SQL}), recursive := true) FROM ("
             f"SELECT b.episode_id, min_by({binding}, {order}, greatest({CAP_SQL}, 1)) AS qtc_top "
-            f"FROM ({bindings_sql(components, params)}) b {joins} GROUP BY b.episode_id)")
+            f"FROM (SELECT {columns} FROM {_crossed(components)}) b {joins} GROUP BY b.episode_id)")
 
 
 def sample_sql(components: list[str], params: list[str], mode: str) -> str:
