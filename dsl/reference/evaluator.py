@@ -1,7 +1,7 @@
 """The reference evaluator: an independent, plain Python reading of a checked template over lists of
 rows, which the property tests compare with the compiled SQL.
 
-It is written from CONVENTIONS.md and the language summary (README.md), not from compile.py, so that
+It is written from CONVENTIONS.md and the language summary (README.md), not from the compiler (dsl/ir/), so that
 the property tests can run both on the same traces and compare candidates, answers and evidence
 (tests/property/test_reference_differential.py). It aims to be obviously right, not fast: each candidate is
 evaluated on its own, a relation is a list of dicts, a bag a list of (value, step) pairs (values.py).

@@ -1,5 +1,5 @@
 """The spatial primitives of dsl/primitives.py, registered on a DuckDB connection as vectorised
-functions `qtc_<name>(episode_id, ...)` (R4).
+functions `qtc_<name>(episode_id, ...)`.
 
 A compiled template calls them from its one SQL statement, so they run over Arrow batches of all the
 candidates of all episodes at once. A batch is split by episode and each episode's rows are answered
