@@ -71,6 +71,6 @@ def answer_text(answer_type: str, value) -> str:
         return "yes" if value else "no"
     if answer_type == "displacement":
         return displacement_text(value["dx"], value["dy"])
-    if answer_type == "list":
+    if answer_type in ("list", "steps", "sequence"):
         return ", ".join(str(v) for v in value)
     return str(value)

@@ -100,7 +100,9 @@ ANSWER_TYPES: dict[str, Type] = {
     "direction": DIRECTION,
     "displacement": DISPLACEMENT,
     "yesno": BOOLEAN,
-    "list": ListOf(STRING),
+    "list": ListOf(STRING),  # the elements in any order
+    "steps": ListOf(STEP),  # steps, in any order
+    "sequence": ListOf(STRING),  # the elements in their order (ordered answers, scored by order)
 }
 
 

@@ -2,7 +2,7 @@
 one module per family:
 
     rows.py         count, exists, first, last, nth, argmax, argmin, runs
-    aggregates.py   count_distinct, sum, min, max, mode, list, flatten
+    aggregates.py   count_distinct, sum, min, max, mode, list, sequence, flatten
     text.py         words, mentions, occurrences, first_sentence
     scalars.py      len, abs, displacement
     spatial.py      the spatial primitives, from their declarations in dsl/primitives.py

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from qtc.dsl import ast as A
 from qtc.dsl import types as T
 from qtc.dsl.conventions import TIE_RULES
 from qtc.dsl.ir.nodes import CARD_DEMAND, CARD_N
@@ -16,10 +17,10 @@ from .record import Function
 
 
 def bag_aggregate(lo, call, outer: str, inner: str) -> S:
-    """`inner` (an aggregate of the bag's values `{v}`) per key, as a column of the bag's aggregate
-    node, put in `outer`."""
+    """`inner` (an aggregate of the bag's values `{v}`, and their steps `{s}`) per key, as a column of
+    the bag's aggregate node, put in `outer`."""
     bag = lo.bag(call.args[0])
-    value = lo.aggregate(bag.frm, inner.format(v=bag.v))
+    value = lo.aggregate(bag.frm, inner.format(v=bag.v, s=bag.s))
     return combine(outer.format(value.sql), value)
 
 
@@ -179,6 +180,27 @@ class List(Function):
         return distinct_sorted(ev.value(call.args[0], scope).values())
 
 
+class Sequence(Function):
+    name, arity = "sequence", (1,)
+    usage = "sequence(relation.column) -> its values in step order, repeats kept (rows of one step by value)"
+
+    def type(self, c, call, types):
+        if not self.bag_arg(c, call, types):
+            return None
+        base = call.args[0].base.ty if isinstance(call.args[0], A.Field) else None
+        if not self.need(c, call, 0, isinstance(base, T.Relation) and base.has_step, "a column of a relation with "
+                         "a step column", types[0]):
+            return None
+        return T.ListOf(types[0].element)
+
+    def lower(self, lo, call, row):
+        return bag_aggregate(lo, call, "coalesce({}, [])", "list({v} ORDER BY {s}, {v}) FILTER (WHERE {v} IS NOT NULL)")
+
+    def reference(self, ev, call, scope):
+        items = [(step, value) for value, step in ev.value(call.args[0], scope).items if value is not None]
+        return [value for _, value in sorted(items, key=lambda item: (item[0], sort_key(item[1])))]
+
+
 class Flatten(Function):
     name, arity, usage = "flatten", (1,), "flatten(relation.list_column) -> the values in the lists"
 
@@ -198,4 +220,4 @@ class Flatten(Function):
         return Bag([(item, step) for values, step in bag.items if values is not None for item in values])
 
 
-FUNCTIONS = (CountDistinct(), Sum(), MinMax("min", min), MinMax("max", max), Mode(), List(), Flatten())
+FUNCTIONS = (CountDistinct(), Sum(), MinMax("min", min), MinMax("max", max), Mode(), List(), Sequence(), Flatten())

@@ -312,11 +312,47 @@ def score_list(reference: str, prediction: str, env: str) -> float:
     return float(any(_elements(prediction, split) == g for split in (False, True)))
 
 
+def _sequence(text: str) -> list[str]:
+    """The elements of a list answer in the order written."""
+    parts = [] if _bare(text) in EMPTY_LIST_FORMS else re.split(r",", normalize(re.sub(r"[;\r\n]+", ",", text)))
+    return [e for e in map(_list_element, parts) if e]
+
+
+def score_sequence(reference: str, prediction: str, env: str) -> float:
+    """The same elements in the same order (an ordered answer: CONVENTIONS.md, Sequences).
+
+    >>> score_sequence("noop, do, do", "noop, do, do", "crafter"), score_sequence("noop, do", "do, noop", "crafter")
+    (1.0, 0.0)
+    """
+    return float(_sequence(prediction) == _sequence(reference))
+
+
+def order_credit(reference: str, prediction: str) -> float:
+    """Partial credit for an ordered answer: the share of the reference's pairs of positions (i < j)
+    whose elements the prediction also has, the one of i before the one of j (each reference element
+    matched to its own occurrence in the prediction, in order); 1.0 for a reference of one element
+    that the prediction holds. As MemGround's ordering metric.
+
+    >>> order_credit("a, b, c", "a, c, b"), order_credit("a, b, c", "c, b, a"), order_credit("a, b", "a, b")
+    (0.6666666666666666, 0.0, 1.0)
+    """
+    wanted, given = _sequence(reference), _sequence(prediction)
+    positions, used = [], Counter()
+    for element in wanted:  # the k-th occurrence of an element matches its k-th occurrence in the prediction
+        found = [i for i, e in enumerate(given) if e == element]
+        positions.append(found[used[element]] if used[element] < len(found) else None)
+        used[element] += 1
+    if len(wanted) == 1:
+        return float(positions[0] is not None)
+    pairs = [(a, b) for i, a in enumerate(positions) for b in positions[i + 1:]]
+    return sum(a is not None and b is not None and a < b for a, b in pairs) / len(pairs) if pairs else 0.0
+
+
 SCORERS: dict[str, Callable[[str, str, str], float]] = {
     "step": score_step, "integer": score_integer, "float": score_float, "string": score_string,
     "action": score_action, "location": score_location, "item": score_term, "terrain": score_term,
     "achievement": score_term, "direction": score_direction, "displacement": score_displacement,
-    "yesno": score_yesno, "list": score_list,
+    "yesno": score_yesno, "list": score_list, "steps": score_list, "sequence": score_sequence,
 }
 
 
