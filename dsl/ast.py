@@ -121,6 +121,13 @@ class In(Expr):
 
 
 @dataclass(eq=False)
+class IsNull(Expr):
+    """`x is null` (or `x is not null` when negated): never null itself, unlike `x == null`."""
+    item: Expr
+    negated: bool
+
+
+@dataclass(eq=False)
 class Param:
     name: str
     domain: Expr

@@ -467,6 +467,12 @@ class Checker(Visitor):
                     return None
             return T.BOOLEAN
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            if T.NULL in (left, right):
+                # A comparison with null is null, so it never holds: `x != null` would silently match nothing.
+                test = "is not null" if e.op == "!=" else "is null"
+                self.error(e.span, f"'{e.op} null' is never true: a comparison with null is null",
+                           f"write `{test}`" if e.op in ("==", "!=") else "test for null with `is null`")
+                return None
             if not T.comparable(left, right) or not isinstance(left, T.Scalar):
                 self.error(e.span, f"cannot compare {left} with {right}")
                 return None
@@ -490,6 +496,15 @@ class Checker(Visitor):
         if e.op in ("+", "-") and T.STEP in (left, right) and not (e.op == "-" and left == right == T.STEP):
             return T.STEP
         return T.INTEGER
+
+    def visit_IsNull(self, e: A.IsNull, scope: Scope) -> T.Type | None:
+        item = self.expr(e.item, scope)
+        if item is None:
+            return None
+        if not isinstance(item, (T.Scalar, T.ListOf)):
+            self.error(e.item.span, f"'is null' tests a value, not {item}")
+            return None
+        return T.BOOLEAN
 
     def visit_In(self, e: A.In, scope: Scope) -> T.Type | None:
         item, container = self.expr(e.item, scope), self.expr(e.container, scope)

@@ -200,6 +200,12 @@ class _ToAst(Transformer):
     def not_in_op(self, meta, children):
         return A.In(_span_of_meta(meta), children[0], children[1], negated=True)
 
+    def is_null(self, meta, children):
+        return A.IsNull(_span_of_meta(meta), children[0], negated=False)
+
+    def is_not_null(self, meta, children):
+        return A.IsNull(_span_of_meta(meta), children[0], negated=True)
+
     def range(self, meta, children):
         return A.Range(_span_of_meta(meta), *children)
 

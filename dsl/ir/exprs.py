@@ -408,6 +408,10 @@ class ExprLowerer:
         op = {"==": "=", "!=": "<>", "and": "AND", "or": "OR"}.get(e.op, e.op)
         return combine(f"({left.sql} {op} {right.sql})", left, right)
 
+    def _scalar_IsNull(self, e: A.IsNull, row):
+        item = self.scalar(e.item, row)
+        return combine(f"({item.sql} IS {'NOT ' if e.negated else ''}NULL)", item)
+
     def _scalar_In(self, e: A.In, row):
         item = self.scalar(e.item, row)
         negate = "NOT " if e.negated else ""

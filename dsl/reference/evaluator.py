@@ -322,6 +322,9 @@ class Evaluator(Visitor):
             return compare(e.op, left, right)
         return arithmetic(e.op, left, right)
 
+    def visit_IsNull(self, e: A.IsNull, scope):
+        return (self.value(e.item, scope) is None) != e.negated
+
     def visit_In(self, e: A.In, scope):
         item = self.value(e.item, scope)
         if isinstance(e.container, A.Range):
