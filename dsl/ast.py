@@ -160,6 +160,10 @@ class Adversarial:
     param: str
     domain: Expr
     span: Span
+    # What the question presumes, as a condition: a false-premise candidate is kept only where it does
+    # not hold (null counts as not holding). Without it, the premise is that the value occurs: it must
+    # lie outside the parameter's own domain.
+    premise: Expr | None = None
 
 
 @dataclass(eq=False)
@@ -207,6 +211,8 @@ class Template:
             yield "evidence", evidence
         for adversarial in self.adversarials:
             yield f"adversarial {adversarial.param}", adversarial.domain
+            if adversarial.premise is not None:
+                yield f"premise {adversarial.param}", adversarial.premise
 
 
 def walk(e: Expr) -> Iterator[Expr]:

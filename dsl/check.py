@@ -233,14 +233,24 @@ class Checker(Visitor):
             return
         self.adversarial_params.add(adversarial.param)
         ty = self.expr(adversarial.domain, Scope())
+        if adversarial.premise is not None:
+            self._expect(adversarial.premise, T.BOOLEAN, "a premise")
         if ty is None:
             return
+        if isinstance(ty, T.ListOf) and adversarial.premise is not None:
+            ty = T.Bag(ty.element)  # a list of values to try, each checked by the premise
         if not isinstance(ty, T.Bag):
             self.error(adversarial.domain.span, f"an adversarial domain must be a set of values, not {ty}",
-                       f"write e.g. 'vocab.KIND - table.column': values of the game that never occur")
+                       f"write e.g. 'vocab.KIND - table.column': values of the game that never occur, or give "
+                       f"a list with the premise the question presumes: 'premise COND'")
         elif param.ty is not None and not T.comparable(param.ty, ty.element):
             self.error(adversarial.domain.span,
                        f"the adversarial domain holds {ty.element}, but parameter '{param.name}' is {param.ty}")
+        elif adversarial.premise is None and isinstance(param.domain, (A.ListLiteral, A.Range)):
+            # The check would be that the value is not in the list: true of any other value, whatever the trace.
+            self.error(adversarial.span, f"the premise of '{param.name}' cannot be checked: its domain is a fixed "
+                       f"list, so a value outside it says nothing about the trace",
+                       "state what the question presumes: 'adversarial NAME: DOMAIN premise COND'")
         later = [p for p in self.template.params if p is not param and self.template.params.index(p) >
                  self.template.params.index(param) and _mentions_param(p, param.name)]
         for other in later:

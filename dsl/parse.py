@@ -125,8 +125,8 @@ class _ToAst(Transformer):
         return "evidence", list(children)
 
     def adversarial_clause(self, meta, children):
-        name, domain = children
-        return "adversarial", A.Adversarial(str(name), domain, _span_of_token(name))
+        name, domain, premise = children
+        return "adversarial", A.Adversarial(str(name), domain, _span_of_token(name), premise)
 
     # ---- expressions ----
     def pipe(self, meta, children):

@@ -16,7 +16,9 @@ false premise, and generation does not take the clause's word for it. The values
 to have occurred are the parameter's own (answerable) domain; the column `qtc_premise_false` (null for
 answerable rows) says whether a value bound from an adversarial domain lies outside that domain, on the
 same episode within the same horizon, by an anti join with the very domain node the answerable side
-drew from. Generation keeps an adversarial candidate only where it is true.
+drew from; or, for a clause that states its premise (`premise COND`), whether COND fails to hold for
+the binding, COND and the lets it reads computed for that side's own bindings. Generation keeps an
+adversarial candidate only where it is true.
 
 The output columns are described in dsl/compile.py.
 """
@@ -257,10 +259,27 @@ class _Lowering:
         nulls = "".join(f", NULL AS {ident('l_' + n)}" for n, ty in self.checked.let_types.items()
                         if isinstance(ty, (T.Scalar, T.ListOf)))
         columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params)])
-        sql = (f"SELECT {columns}{nulls}, TRUE AS adversarial, NULL AS answer, CAST([] AS BIGINT[]) AS evidence "
-               f"FROM {side.sample} c")
+        frm, premise = From(side.sample, tuple(self.params)), ""
+        adversarial = next(a for a in self.template.adversarials if a.param == side.name)
+        if self.premise and adversarial.premise is not None:
+            holds = self._for_bindings_of(side.sample, lambda: self.lo.scalar(adversarial.premise, None))
+            self.lo.with_scalar(frm, holds)
+            premise = f", NOT coalesce({holds.sql}, FALSE) AS {_premise_column(side.name)}"
+        sql = (f"SELECT {columns}{nulls}, TRUE AS adversarial, NULL AS answer, CAST([] AS BIGINT[]) AS evidence"
+               f"{premise} {frm.render()}")
         return self.lo.add(f"adversarial_{side.name}_", "assemble", tuple(self.params), sql, "O(cap)",
                            f"false-premise candidates ({side.name})")
+
+    def _for_bindings_of(self, sample: str, lower):
+        """`lower()` with the lets it reads computed for the bindings of `sample` (an adversarial side's):
+        the lets already lowered are keyed by the answerable side's bindings, so they are not reused."""
+        lo = self.lo
+        kept, lo._cache = lo._cache, {k: v for k, v in lo._cache.items() if k[0] != "let"}
+        source, lo.source = lo.source, sample
+        try:
+            return lower()
+        finally:
+            lo._cache, lo.source = kept, source
 
     def _final(self, parts: list[str], domains: dict[str, str]) -> str:
         lo, checked, t = self.lo, self.checked, self.template
@@ -280,11 +299,17 @@ class _Lowering:
                 joins.append(f"LEFT JOIN {names} qd{number} ON qd{number}.episode_id = c.episode_id "
                              f"AND qd{number}.room = c.{value}")
                 columns.append(f"qd{number}.display_name AS {column}")
+        helpers = []
         if self.premise and t.adversarials:
-            # The premise is false when a value lies outside the parameter's own domain: the same node
-            # the answerable side drew from.
+            # The premise is false where its condition does not hold (computed with the side's rows), or,
+            # without one, where a value lies outside the parameter's own domain: the same node the
+            # answerable side drew from.
             outside = []
             for number, adversarial in enumerate(t.adversarials, start=1):
+                if adversarial.premise is not None:
+                    helpers.append(_premise_column(adversarial.param))
+                    outside.append(f"coalesce(c.{helpers[-1]}, FALSE)")
+                    continue
                 domain = domains[adversarial.param]
                 alias = f"qp{number}"
                 joins.append(f"LEFT JOIN {domain} {alias} ON {key_match(alias, lo.node_key(domain))} "
@@ -293,8 +318,13 @@ class _Lowering:
             columns.append(f"CASE WHEN c.adversarial THEN ({' OR '.join(outside)}) END AS {PREMISE_COLUMN}")
         order = ", ".join(["episode_id", "adversarial"] + [pcol(p) for p in self.params])
         extra = "".join(f", {c}" for c in columns)
-        return f"SELECT c.*{extra} FROM {candidates} c{''.join(' ' + j for j in joins)} ORDER BY {order}"
+        exclude = f" EXCLUDE ({', '.join(helpers)})" if helpers else ""
+        return f"SELECT c.*{exclude}{extra} FROM {candidates} c{''.join(' ' + j for j in joins)} ORDER BY {order}"
 
+
+
+def _premise_column(param: str) -> str:
+    return ident(f"qtc_premise_false_{param}")
 
 
 def _prune(nodes: list[Node], final: str) -> None:

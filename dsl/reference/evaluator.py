@@ -192,6 +192,11 @@ class Evaluator(Visitor):
                          answer, self.accepted(answer, scope), self.evidence(scope),
                          self._displays(episode, params, lets, answer))
 
+    def premise_holds(self, episode: EpisodeRows, params: dict, adversarial: A.Adversarial) -> bool:
+        """Whether the premise an adversarial clause states as a condition holds for a binding (then its
+        false-premise candidate is not asked); null is not true."""
+        return is_true(self.value(adversarial.premise, Scope(episode, params, {})))
+
     def accepted(self, answer, scope: Scope) -> list:
         """Every correct answer: the answer, then the other values the `accept` clause lists, sorted."""
         accept = self.template.accept

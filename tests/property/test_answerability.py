@@ -88,6 +88,13 @@ def _premise_problems(compiled, evaluator, episode, params, where) -> list[str]:
         value = params[param.name]
         if value in evaluator.domain(param.domain, Scope(episode, earlier, {})):
             continue  # another adversarial clause drew this candidate
+        if adversarial.premise is not None:
+            # A premise stated as a condition is about this binding: where it holds, generate drops the
+            # candidate; where it does not, this very question must not be answerable.
+            if not evaluator.premise_holds(episode, params, adversarial) and evaluator.instance(episode, params):
+                problems.append(f"{where}: the premise of {param.name}={value!r} is false, yet the question is "
+                                f"answerable")
+            return problems
         asked = _answerable_with(evaluator, episode, param, value)
         if asked:
             problems.append(f"{where}: false premise {param.name}={value!r}, yet answerable with {asked}")
