@@ -48,7 +48,8 @@ ANSWER_FORMS = {
     "action": "the action as written in the log", "location": "the room's name as written in the log",
     "item": "an item's name", "terrain": "a material's name", "achievement": "an achievement's name",
     "direction": "a direction", "displacement": "like '2 steps left and 3 steps up', or 'no movement'",
-    "yesno": "yes or no", "list": "the values, separated by commas",
+    "yesno": "yes or no", "list": "the values, separated by commas", "steps": "the step numbers, separated by commas",
+    "sequence": "the values in the order asked, separated by commas",
 }
 SYSTEM_PROMPT = (
     "You are the agent whose log is shown: you played {game}. The log holds, step by step, the action you "

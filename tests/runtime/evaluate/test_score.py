@@ -432,3 +432,11 @@ def test_the_reader_reads_the_fields_qtc_generate_writes():
     from qtc.runtime.qa.questions import Question
 
     assert tuple(f.name for f in fields(Question)) == FIELDS
+
+
+def test_every_answer_type_has_a_scorer_and_an_answer_form():
+    """An answer type a template may declare is scored and explained to the model (runtime/evaluate/)."""
+    from qtc.dsl.types import ANSWER_TYPES
+    from qtc.runtime.evaluate.ask import ANSWER_FORMS
+    from qtc.runtime.evaluate.scoring import SCORERS
+    assert set(ANSWER_TYPES) == set(SCORERS) == set(ANSWER_FORMS)
