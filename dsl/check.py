@@ -24,6 +24,11 @@ from .visit import Visitor
 from .vocabulary import game_values
 
 
+# A question may say what it looks back over: `{% if horizon %}Up to step {{ horizon }}, {% endif %}...`
+# (the horizon of the QA set, or none for whole episodes). Not a parameter or let of the template.
+HORIZON_VARIABLE = "horizon"
+
+
 @dataclass
 class Scope:
     row: T.Relation | None = None  # the relation whose columns are visible as bare names
@@ -259,6 +264,7 @@ class Checker(Visitor):
 
     def _check_questions(self) -> set[str]:
         bound = set(self.params) | {n for n, ty in self.let_types.items() if isinstance(ty, T.Scalar | T.ListOf)}
+        bound.add(HORIZON_VARIABLE)
         all_variables: set[str] = set()
         for question in self.template.questions:
             if not question.text.strip():
@@ -288,7 +294,7 @@ class Checker(Visitor):
             for name in sorted(set(self.params) - variables):
                 self.error(question.span, f"the question does not mention parameter '{name}'",
                            f"show it, e.g. {{{{ {name} }}}}, or the question cannot be understood")
-        return all_variables
+        return all_variables - {HORIZON_VARIABLE}
 
     # ---- expressions ----
     def _expect(self, expr: A.Expr, expected: T.Type, what: str) -> None:

@@ -46,7 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most N questions per template (default 100)")
     parser.add_argument("--per-category", type=int, metavar="N",
                         help="at most N questions per category, shared evenly among its templates (default: no cap)")
-    parser.add_argument("--horizon", type=int, metavar="N", help="use steps 1..N of every episode only")
+    parser.add_argument("--horizon", type=_horizons, metavar="N[,N...]",
+                        help="use steps 1..N of every episode only; several (50,100,200) ask the set at each "
+                             "checkpoint, in one file")
     parser.add_argument("--adversarial-ratio", type=float, default=0.2, metavar="R",
                         help="the share of a template's questions that are adversarial (default 0.2)")
     parser.add_argument("--sampling", choices=("domain", "compat"), default="domain",
@@ -65,9 +67,12 @@ def run(args: argparse.Namespace) -> int:
     from qtc.runtime.qa.write import check_output_path, summary_path, write_qa, write_summary
 
     check_output_path(args.out)
+    horizons = args.horizon or [None]
     options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
-                      args.max_per_template, args.per_category, args.horizon, args.adversarial_ratio,
+                      args.max_per_template, args.per_category, horizons[0], args.adversarial_ratio,
                       sampling=args.sampling)
+    if len(horizons) > 1:
+        return _run_checkpoints(args, options, horizons)
     console = Console(stderr=True)
     columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TextColumn("template x episode runs"),
                TimeElapsedColumn())
@@ -86,6 +91,29 @@ def run(args: argparse.Namespace) -> int:
             print(f"qtc generate: warning: a record broke the QA format and was dropped: {message}", file=sys.stderr)
     adversarial = sum(r["adversarial"] for r in generation.records)
     print(f"wrote {len(generation.records)} questions ({adversarial} adversarial) to {args.out}; summary in {summary}")
+    return 0
+
+
+def _horizons(text: str) -> list[int]:
+    """`N` or `N,N,...`: the horizons, distinct, in increasing order (each checked like --horizon N)."""
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N or N,N,... (whole numbers), got {text!r}") from None
+    if values != sorted(set(values)):
+        raise argparse.ArgumentTypeError(f"horizons must be distinct and increasing, got {text!r}")
+    return values
+
+
+def _run_checkpoints(args: argparse.Namespace, options, horizons: list[int]) -> int:
+    from qtc.runtime.generate.run import at_checkpoints
+    from qtc.runtime.qa.write import summary_path, write_qa, write_summary
+
+    records, summary = at_checkpoints(options, horizons)
+    write_qa(args.out, records)
+    write_summary(summary_path(args.out), summary)
+    print(f"wrote {len(records)} questions ({summary['adversarial']} adversarial) at horizons "
+          f"{', '.join(map(str, horizons))} to {args.out}; summary in {summary_path(args.out)}")
     return 0
 
 

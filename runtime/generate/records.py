@@ -46,8 +46,12 @@ def binding_text(value) -> str:
     return str(value)
 
 
-def question_id(template_id: str, episode_id: str, adversarial: bool, bindings: dict[str, str]) -> str:
-    return short_hash(canonical_json([template_id, episode_id, adversarial, bindings]))
+def question_id(template_id: str, episode_id: str, adversarial: bool, bindings: dict[str, str],
+                horizon: int | None = None) -> str:
+    """The question's id; a question asked at a horizon is another question than on the whole episode
+    (its answer may differ), so the horizon is part of it."""
+    parts = [template_id, episode_id, adversarial, bindings] + ([horizon] if horizon is not None else [])
+    return short_hash(canonical_json(parts))
 
 
 class RecordMaker:
@@ -67,11 +71,11 @@ class RecordMaker:
         return {name: binding_text(row["p_" + name]) for name in self.compiled.params}
 
     def row_id(self, row: dict) -> str:
-        return question_id(self.compiled.id, row["episode_id"], row["adversarial"], self.bindings(row))
+        return question_id(self.compiled.id, row["episode_id"], row["adversarial"], self.bindings(row), self.horizon)
 
     def _variables(self, row: dict) -> dict:
         """The question's Jinja variables: parameters and scalar lets, rooms by display name."""
-        variables = {}
+        variables = {"horizon": self.horizon}
         for name in self.compiled.checked.jinja_variables:
             column = ("display_" if name in self.compiled.room_outputs else
                       "p_" if name in self.compiled.params else "l_") + name

@@ -16,7 +16,7 @@ import math
 import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -116,6 +116,24 @@ class Generation:
                            for name, reports in sorted(categories.items())],
             "templates": [asdict(report) for report in self.templates],
         }
+
+
+def at_checkpoints(options: Options, horizons: list[int],
+                   on_progress: Callable[[int, int], None] | None = None) -> tuple[list[dict], dict]:
+    """One QA set asked at several horizons (checkpoints, e.g. every 100 steps): each horizon's set as
+    `generate` makes it, the records together (a question's id holds its horizon), and the summary of
+    each under `checkpoints`."""
+    generations = []
+    for number, horizon in enumerate(horizons):
+        def progress(done: int, total: int, before: int = number) -> None:
+            if on_progress:
+                on_progress(before * total + done, len(horizons) * total)
+        generations.append(generate(replace(options, horizon=horizon), progress))
+    records = sorted((r for g in generations for r in g.records),
+                     key=lambda r: (r["template_id"], r["episode_id"], r["horizon"], r["id"]))
+    summary = {"questions": len(records), "adversarial": sum(r["adversarial"] for r in records),
+               "horizons": list(horizons), "checkpoints": [g.summary() for g in generations]}
+    return records, summary
 
 
 class Timer:
