@@ -13,7 +13,10 @@ import re
 from .sql import sql_string
 
 ORDINALS = {"first": 1, "second": 2, "third": 3, "last": -1, "second_last": -2}
-ORDINAL_WORDS = {value: word.replace("_", "-") for word, value in ORDINALS.items()}
+# How a question writes an ordinal: in words up to the tenth, so one template never mixes "the third"
+# with "the 4th" (dsl/render.py writes larger ones as "11th").
+ORDINAL_WORDS = {**{value: word.replace("_", "-") for word, value in ORDINALS.items()},
+                 **dict(enumerate(("fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), start=4))}
 
 TIE_RULES = ("first", "last", "alpha", "unique")
 

@@ -12,7 +12,7 @@ from .conventions import ORDINAL_WORDS
 
 
 def ordinal(value: int) -> str:
-    """1 -> 'first', -1 -> 'last', -2 -> 'second-last'; other numbers as '4th'."""
+    """1 -> 'first', -1 -> 'last', -2 -> 'second-last'; words up to 'tenth', then '11th'."""
     if value in ORDINAL_WORDS:
         return ORDINAL_WORDS[value]
     suffix = "th" if 10 <= value % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(value % 10, "th")

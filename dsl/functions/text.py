@@ -14,9 +14,96 @@ from qtc.dsl.sql import ident, sql_string
 
 from .record import Function
 
-FIRST_SENTENCE_REGEX = r"^\s*([^.!?]*[.!?]+)(\s|$)"
-# The reference reading: a sentence ends at a run of '.', '!' or '?' followed by whitespace or the end.
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
+# The first sentence (CONVENTIONS.md, First sentence). A sentence ends at a run of '.', '!' or '?' and
+# closing quotes or brackets (a run starts with a '.', '!' or '?', then has any of them), when the text ends there or goes on after whitespace with
+# anything but a lowercase ASCII letter ("Wait... then look." and "e.g. the lamp" go on; "0.5" is no
+# end, nothing follows the '.' but a digit); never at the '.' of an abbreviation below ("Mr. Smith").
+# Blank text has no first sentence. The rule is written twice from these constants: as one RE2 pattern
+# for SQL (`first_sentence_sql`) and as a left-to-right scan for the reference reading.
+SENTENCE_WHITESPACE = " \t\n\r\f\v"
+SENTENCE_TERMINATORS = ".!?"
+SENTENCE_CLOSERS = "\"')]\u201d\u2019"
+# "etc." is not here: before a capital it ends a sentence, before a lowercase word the sentence goes on.
+ABBREVIATIONS = ("e.g", "i.e", "prof", "mrs", "mr", "ms", "dr", "st", "jr", "sr", "vs", "cf", "viz")
+
+
+def _abbreviation_regex(lowercase_first: bool) -> str:
+    """Any abbreviation with its final '.', at a word start; letters in either case (the first lowercase if asked)."""
+    def letter(c: str, first: bool) -> str:
+        return c if first and lowercase_first else f"[{c.upper()}{c}]"
+    return r"\b(?:" + "|".join("".join(letter(c, i == 0) if c.isalpha() else re.escape(c) for i, c in enumerate(a))
+                              + r"\." for a in ABBREVIATIONS) + ")"
+
+
+# SENTENCE_WHITESPACE as the inside of an RE2 character class.
+_WS = SENTENCE_WHITESPACE.encode("unicode_escape").decode()
+
+
+def _first_sentence_regex() -> str:
+    ws, marks = f"[{_WS}]", re.escape(SENTENCE_TERMINATORS + SENTENCE_CLOSERS)
+    run = f"[{re.escape(SENTENCE_TERMINATORS)}][{marks}]*"
+    abbreviation, lower_abbreviation = _abbreviation_regex(False), _abbreviation_regex(True)
+    # A terminator run that ends nothing: a lowercase letter after whitespace, or any other character
+    # right after it (taken with it, so that an abbreviation starting there is read as one).
+    goes_on = f"{run}(?:{ws}+(?:{lower_abbreviation}|[a-z])|{abbreviation}|[^{_WS}{marks}])"
+    # Every piece of the body tries an abbreviation first; no piece can consume a sentence end, so the
+    # greedy body stops at the first one, or takes the whole text.
+    body = f"(?:{abbreviation}|[^{re.escape(SENTENCE_TERMINATORS)}]|{goes_on})*"
+    return f"^{ws}*({body}(?:{run})?)(?:{ws}+[^a-z{_WS}]|{ws}*$)"
+
+
+FIRST_SENTENCE_REGEX = _first_sentence_regex()
+
+
+def first_sentence_sql(text_sql: str) -> str:
+    """`first_sentence` in DuckDB SQL over the SQL of a text: null for a null or blank text."""
+    extracted = f"regexp_extract({text_sql}, {sql_string(FIRST_SENTENCE_REGEX)}, 1)"
+    return f"nullif(regexp_replace({extracted}, {sql_string(f'[{_WS}]+$')}, ''), '')"
+
+
+def first_sentence(text: str | None) -> str | None:
+    """The reference reading of the rule: a scan from the left, sentence end by sentence end.
+
+    >>> first_sentence('Mr. Smith said "Go north." That is odd.')
+    'Mr. Smith said "Go north."'
+    >>> first_sentence("My score is 0.5 points, i.e. low. Wait... then look.")
+    'My score is 0.5 points, i.e. low.'
+    >>> first_sentence("  ") is None
+    True
+    """
+    if text is None:
+        return None
+    text = text.lstrip(SENTENCE_WHITESPACE)
+    n, pos = len(text), 0
+    while pos < n:
+        skip = _abbreviation_at(text, pos)
+        if skip:
+            pos += skip
+            continue
+        if text[pos] not in SENTENCE_TERMINATORS:
+            pos += 1
+            continue
+        end = pos
+        while end < n and text[end] in SENTENCE_TERMINATORS + SENTENCE_CLOSERS:
+            end += 1
+        after = end
+        while after < n and text[after] in SENTENCE_WHITESPACE:
+            after += 1
+        if after == n or (after > end and not "a" <= text[after] <= "z"):
+            return text[:end]
+        pos = after
+    return text.rstrip(SENTENCE_WHITESPACE) or None
+
+
+def _abbreviation_at(text: str, pos: int) -> int:
+    """The length of the abbreviation (with its '.') that starts a word at `pos`, or 0."""
+    if pos and (text[pos - 1].isascii() and (text[pos - 1].isalnum() or text[pos - 1] == "_")):
+        return 0
+    for abbreviation in ABBREVIATIONS:
+        written = abbreviation + "."
+        if text[pos:pos + len(written)].lower() == written and text[pos:pos + len(written)].isascii():
+            return len(written)
+    return 0
 
 
 class Words(Function):
@@ -91,16 +178,10 @@ class FirstSentence(Function):
 
     def lower(self, lo, call, row):
         text = lo.scalar(call.args[0], row)
-        return combine(f"coalesce(nullif(trim(regexp_extract({text.sql}, {sql_string(FIRST_SENTENCE_REGEX)}, 1)), ''), "
-                       f"trim({text.sql}))", text)
+        return combine(first_sentence_sql(text.sql), text)
 
     def reference(self, ev, call, scope):
-        """The text up to its first sentence end, trimmed; the whole text if no sentence ends in it."""
-        text = ev.value(call.args[0], scope)
-        if text is None:
-            return None
-        end = _SENTENCE_END.search(text.lstrip())
-        return (text.lstrip()[:end.end()] if end else text).strip()
+        return first_sentence(ev.value(call.args[0], scope))
 
 
 FUNCTIONS = (Words(), Mentions(), Occurrences(), FirstSentence())

@@ -2,6 +2,7 @@
 
 `episodes.py` is the loop shared by both games (resume, Ctrl-C, progress); `crafter.py` and
 `jericho.py` own the live games; `agents.py` holds the agents that choose actions (walkthrough, random,
-scripted, LLM); `jericho_actions.py` finds Jericho's valid actions offline. May import `qtc.dsl`
+scripted, LLM); `jericho_actions.py` finds Jericho's valid actions offline; `jericho_objects.py` reads
+Jericho's object tree from the game's memory and names objects as the game lists them. May import `qtc.dsl`
 (Crafter's data, the trace schema), `runtime.trace` (the format it writes) and `runtime.chat`.
 """

@@ -1,15 +1,26 @@
-"""Recording Jericho episodes: rooms by object number, moves from room changes, offline valid actions.
+"""Recording Jericho episodes: rooms by object number, moves from room changes, what the player carries,
+offline valid actions.
 
-Rooms. The room is the outermost named ancestor of the player in the object tree: the player's parent
-may be a bed or a boat, and ZIL games (zork1) keep every room under one nameless container object.
-A room is keyed by its object number ("Forest" is three rooms in zork1). The object's short name is
-often an abbreviation of the title the game prints ("Living " for "Living Room", "AragaFalls" for
-"Aragain Falls", "" for zork1's Cyclops Room), so the display name is the title that `look` prints on
-the first visit (looked at in a saved copy of the state, which is then restored) when that title
-matches the short name (same first letter, the name's letters in order within the title's; a vehicle
-suffix such as ", in the magic boat" dropped), else the short name with whitespace collapsed (a dark
-room's look prints no title). Display names that several rooms seen in the episode share are numbered
-in the order the rooms were first seen: "Forest (1)", "Forest (2)".
+Rooms. The room is the outermost named ancestor of the player in the object tree (read from the game's
+memory, runtime/record/jericho_objects.py): the player's parent may be a bed or a boat, and ZIL games
+(zork1) keep every room under one nameless container object. A room is keyed by its object number
+("Forest" is three rooms in zork1). The object's short name is often an abbreviation of the title the
+game prints ("Living " for "Living Room", "AragaFalls" for "Aragain Falls", "" for zork1's Cyclops
+Room), so the display name is the title that `look` prints (looked at in a saved copy of the state,
+which is then restored) when that title matches the short name (same first letter, the name's letters
+in order within the title's; a vehicle suffix such as ", in the magic boat" dropped). A room whose
+look printed no such title (dark, or too loud to see) is looked at again on each later step in it;
+until then it is named as the game lists the room object (jericho_objects.listed_lines: "Loud Room"
+for `Loud `), else by the short name with whitespace collapsed. A look title that is the listed name
+counts as matching ("Maze" for advent's `(Alike_Maze_1)`).
+Display names that several rooms seen in the episode share are numbered in the order the rooms were
+first seen: "Forest (1)", "Forest (2)".
+
+Carried items (CONVENTIONS.md, Items). The player carries every object inside the player object at any
+depth (in a carried pouch, in a toolkit) that the game's inventory listing names; each is named as the
+listing prints it, without article or state remark ("tan label", not `tlabel`). One object keeps one
+name: the one the listing gave it in the game's walkthrough (replayed at reset in a second env), so
+the item vocabulary names it alike, else the first one it was listed by in the episode.
 
 Moves. `moved` is whether the action changed the room; `direction` is the direction the command names
 ("n", "north", "go north", "climb up", "enter" -> "in", ...) and is recorded only for an action that
@@ -19,12 +30,14 @@ moved the player (a blocked "north" is not a move; "climb tree" is a move withou
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import jericho
 
 from .agents import Choice
 from .jericho_actions import valid_actions
+from .jericho_objects import clean_listed_name, listed_lines, tree
 from qtc.runtime.trace.format import episode_id
 
 DIRECTIONS = {
@@ -64,21 +77,44 @@ def clean_room_name(name: str) -> str:
     return " ".join(name.split())
 
 
-_VEHICLE_SUFFIX = re.compile(r",\s+(in|on)\s+the\s+.*$")
+# Where the player sits, after the title: ", in the magic boat" (zork1), " (on the Black Dragon)" (jewel).
+_VEHICLE_SUFFIX = re.compile(r",\s+(in|on)\s+the\s+.*$|\s+\((in|on)\s+the\s+[^()]*\)$")
+
+
+def _in_order(short: str, title: str) -> bool:
+    """Whether the letters and digits of a short name are in order within a title."""
+    letters = iter(title.lower())
+    return all(c in letters for c in short.lower() if c.isalnum())
+
+
+def title_line(look: str) -> str | None:
+    """The first line `look` printed if it can be a room title (short, capitalised, no sentence)."""
+    lines = [line.strip() for line in look.strip().splitlines() if line.strip()]
+    title = _VEHICLE_SUFFIX.sub("", lines[0]) if lines else ""
+    if not title or len(title) > 50 or re.search(r"[.!?]", title) or not title[0].isupper():
+        return None
+    return title
+
+
+def looked_title(name: str, look: str, listed: str | None = None) -> str | None:
+    """The room title printed by `look` if it matches the object's short name (same first letter too),
+    or is the name the game lists the room object by (`listed`: "Maze" for advent's `(Alike_Maze_1)`)."""
+    short, title = clean_room_name(name), title_line(look)
+    if title and (not short or (short[0].lower() == title[0].lower() and _in_order(short, title))
+                  or title == listed):
+        return title
+    return None
 
 
 def room_title(name: str, look: str) -> str:
     """The room title printed by `look` if it matches the object's short name, else the short name."""
-    short = clean_room_name(name)
-    lines = [line.strip() for line in look.strip().splitlines() if line.strip()]
-    title = _VEHICLE_SUFFIX.sub("", lines[0]) if lines else ""
-    if not title or len(title) > 50 or re.search(r"[.!?]", title) or not title[0].isupper():
-        return short
-    letters = iter(title.lower())
-    name_letters = [c for c in short.lower() if c.isalnum()]
-    if not name_letters or (name_letters[0] == title[0].lower() and all(c in letters for c in name_letters)):
-        return title
-    return short
+    return looked_title(name, look) or clean_room_name(name)
+
+
+def listed_title(line: str | None) -> str | None:
+    """A room's name as the game lists the room object ("A Loud Room" -> "Loud Room"), if it reads as one."""
+    title = clean_listed_name(line, keep_the=True) if line else ""
+    return title if title and len(title) <= 50 and not re.search(r"[.!?:]", title) else None
 
 
 def looks_abbreviated(name: str) -> bool:
@@ -111,35 +147,84 @@ def _is_named(obj) -> bool:
     return obj is not None and bool(obj.name.strip())
 
 
-def current_room(env):
-    """The player's room: the outermost named ancestor of the player object."""
-    room = env.get_player_location()
-    while room is not None and room.parent:
-        parent = env.get_object(room.parent)
-        if not _is_named(parent):
+@dataclass(frozen=True)
+class Room:
+    """The object the player is in: its number, short name ("" when jericho cannot read it) and parent."""
+    num: int
+    name: str
+    parent: int
+
+
+def current_room(env) -> Room:
+    """The player's room: the outermost named ancestor of the player object.
+
+    Objects jericho cannot read (advent's 269) are read from the tree; such a room has no short name.
+    """
+    objects = tree(env)
+    num, seen = objects.parent(env.player_obj_num), set()
+    while num and num not in seen and _is_named(env.get_object(objects.parent(num))):
+        seen.add(num)
+        num = objects.parent(num)
+    obj = env.get_object(num) if num else None
+    return Room(num, obj.name if obj is not None else "", objects.parent(num) if num else 0)
+
+
+class ItemNames:
+    """Objects named as the game lists them, each asked once per episode (None: not a thing);
+    `known` names objects in advance (those of the walkthrough, so the vocabulary names them alike)."""
+
+    def __init__(self, env, known: dict[int, str | None] | None = None):
+        self.env = env
+        self._names: dict[int, str | None] = dict(known or {})
+
+    @property
+    def known(self) -> dict[int, str | None]:
+        return dict(self._names)
+
+    def names(self, nums: list[int]) -> list[str | None]:
+        unknown = [num for num in nums if num not in self._names]
+        if unknown:
+            self._names.update({num: clean_listed_name(line) or None if line else None
+                                for num, line in listed_lines(self.env, unknown).items()})
+        return [self._names[num] for num in nums]
+
+    def carried_objects(self) -> dict[int, str]:
+        """The things the player carries at any depth, by object number, with their names."""
+        objects = tree(self.env).descendants(self.env.player_obj_num)
+        return {num: name for num, name in zip(objects, self.names(objects)) if name}
+
+    def carried(self) -> list[str]:
+        """The names of the things the player carries, sorted (a name once per object)."""
+        return sorted(self.carried_objects().values())
+
+
+def walkthrough_items(rom: Path) -> tuple[dict[int, str], dict[int, str | None]]:
+    """The things the game's own walkthrough carries at some step (object number -> listed name), and
+    every name it listed: the items of the game a player can hold, for the item vocabulary."""
+    env = jericho.FrotzEnv(str(rom))
+    env.reset()
+    names = ItemNames(env)
+    items = names.carried_objects()
+    for action in env.get_walkthrough():
+        env.step(action)
+        items.update({num: name for num, name in names.carried_objects().items() if num not in items})
+        if env.game_over():
             break
-        room = parent
-    return room
+    return items, names.known
 
 
-def item_vocabulary(env, room_numbers: set[int]) -> list[str]:
-    """Names of the objects that sit in a room (at any depth), the player and the rooms excluded."""
-    objects = {obj.num: obj for obj in env.get_world_objects() if obj.num > 0}
-    player = env.player_obj_num
+def unambiguous_names(names: set[str]) -> list[str]:
+    """The names, sorted, without those whose words all belong to another one ("key" beside "iron key"):
+    a question about the key never held could mean the iron key that was."""
+    words = {name: set(re.findall(r"[a-z0-9]+", name.lower())) for name in names}
+    return sorted(name for name in names if not any(words[name] <= words[other] for other in names if other != name))
 
-    def in_a_room(obj) -> bool:
-        hops = 0
-        while obj.parent and hops < len(objects):
-            if obj.parent in room_numbers:
-                return True
-            obj = objects.get(obj.parent)
-            hops += 1
-            if obj is None:
-                return False
-        return False
 
-    return sorted({obj.name.strip() for num, obj in objects.items()
-                   if num != player and num not in room_numbers and obj.name.strip() and in_a_room(obj)})
+def item_vocabulary(env, room_numbers: set[int], names: ItemNames) -> list[str]:
+    """Listed names of the objects that sit in a room (at any depth), the player and the rooms excluded."""
+    objects = tree(env)
+    inside = {num for room in room_numbers for num in objects.descendants(room)}
+    return sorted(set(filter(None, names.names(sorted(inside - room_numbers - {env.player_obj_num})))))
 
 
 # Inform's metaclass objects (1..4) sit at the top of the tree like rooms do.
@@ -185,32 +270,51 @@ class JerichoSession:
         self.episode_id = episode_id(self.game, agent_name, self.seed)
         self._record_valid_actions = record_valid_actions
         observation, info = self.env.reset()
+        walkthrough, walkthrough_names = walkthrough_items(self.rom)
+        self._names = ItemNames(self.env, walkthrough_names)
         room = current_room(self.env)
         self._rooms: dict[int, str] = {}
         self._titles: dict[int, str] = {}
-        self._see_room(room)
+        self._untitled: set[int] = set()  # rooms whose look has printed no matching title yet
         game_room_numbers = game_rooms(self.env, room)
         # The vocabulary is read at reset, before anything is eaten, burnt or taken out of play.
-        self._vocab = {"item": item_vocabulary(self.env, game_room_numbers), "direction": direction_vocabulary(),
-                       "room": sorted({clean_room_name(name) for name in
-                                       (self.env.get_object(num).name for num in game_room_numbers)
-                                       if not looks_abbreviated(name)})}
-        self.initial = {"observation": observation, "room": room.num, "inventory": self._inventory(),
+        # Rooms are listed at reset: the room the player is in cannot be (it would hold the player).
+        # Every object beside the start room is, since game_rooms leaves out some (advent's `(Alike_Maze_1)`).
+        self._listed_rooms = listed_lines(self.env, sorted(
+            {obj.num for obj in self.env.get_world_objects() if obj.parent == room.parent} | game_room_numbers))
+        self._room_vocabulary = {num: self._room_vocabulary_name(num, self._listed_rooms[num])
+                                 for num in game_room_numbers}
+        self._see_room(room)
+        # The items of the game: those its walkthrough holds (plausible things never met, never the dam or
+        # the thief), else, for a game without one, the things in its rooms at reset.
+        items = set(walkthrough.values()) or set(item_vocabulary(self.env, game_room_numbers, self._names))
+        self._vocab = {"item": unambiguous_names(items), "direction": direction_vocabulary()}
+        self.initial = {"observation": observation, "room": room.num, "inventory": self._names.carried(),
                         "score": int(info["score"]), "moves": int(info["moves"])}
         self.state = self._agent_state(0, observation, room.num, self.initial["inventory"],
                                        self.initial["score"])
         self.death_step: int | None = None
 
-    def _see_room(self, room) -> None:
-        if room.num not in self._rooms:
-            saved = self.env.get_state()
-            look = self.env.step("look")[0]
-            self.env.set_state(saved)
-            self._rooms[room.num] = room.name
-            self._titles[room.num] = room_title(room.name, look)
+    def _room_vocabulary_name(self, num: int, line: str | None) -> str | None:
+        """An unvisited room as the game lists it, else its short name unless that looks clipped."""
+        name = self.env.get_object(num).name
+        return listed_title(line) or (None if looks_abbreviated(name) else clean_room_name(name))
 
-    def _inventory(self) -> list[str]:
-        return sorted(item.name.strip() for item in self.env.get_inventory())
+    def _see_room(self, room: Room) -> None:
+        if room.num in self._rooms and room.num not in self._untitled:
+            return
+        saved = self.env.get_state()
+        look = self.env.step("look")[0]
+        self.env.set_state(saved)
+        listed = listed_title(self._listed_rooms.get(room.num))
+        title = looked_title(room.name, look, listed)
+        if title:
+            self._titles[room.num] = title
+            self._untitled.discard(room.num)
+        elif room.num not in self._rooms:
+            self._titles[room.num] = listed or clean_room_name(room.name)
+            self._untitled.add(room.num)
+        self._rooms.setdefault(room.num, room.name)
 
     def _agent_state(self, step: int, observation: str, room: int, inventory: list[str], score: int) -> dict:
         return {"step": step, "observation": observation, "room": room,
@@ -222,7 +326,7 @@ class JerichoSession:
         observation, reward, done, info = self.env.step(choice.action)
         room = current_room(self.env)
         self._see_room(room)
-        inventory = self._inventory()
+        inventory = self._names.carried()
         moved = room.num != before["room"]
         if done and self.env.game_over() and not self.env.victory():
             self.death_step = step
@@ -244,10 +348,9 @@ class JerichoSession:
     def header(self) -> dict:
         names = display_names(self._titles)
         rooms = [{"room": num, "name": name, "display_name": names[num]} for num, name in self._rooms.items()]
-        # A room the episode reached that the reset-time scan missed is still a room of the game.
-        # ... and a visited room is named by its title only, not also by its short name.
-        short_names = {clean_room_name(name) for name in self._rooms.values()}
-        vocab = {**self._vocab, "room": sorted(set(self._vocab["room"]) - short_names | set(self._titles.values()))}
+        # A visited room is named by its title only (a room the reset-time scan missed is one too).
+        unvisited = {name for num, name in self._room_vocabulary.items() if name and num not in self._rooms}
+        vocab = {**self._vocab, "room": sorted(unvisited | set(self._titles.values()))}
         return {"rom": self.rom.name, "death_step": self.death_step,
                 "death_cause": None if self.death_step is None else "unknown",
                 "vocab": vocab, "rooms": rooms, "initial": self.initial}

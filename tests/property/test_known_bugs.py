@@ -5,23 +5,7 @@ entry in ground_truth.KNOWN_BUG_FUNCTIONS) is removed."""
 from __future__ import annotations
 
 import pytest
-from support.ground_truth import KNOWN_BUG_FUNCTIONS, differences, library, reference_candidates, sql_candidates, store_of
 from support.fuzzing import assert_reported, round_trip
-from support.strategies import jericho_episode
-
-
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUG_FUNCTIONS["first_sentence"])
-@pytest.mark.parametrize("reason, first", [
-    ("Use the 2.5 key. Then go north.", "Use the 2.5 key."),
-    ("Wait... then look. Go.", "Wait... then look."),
-    ("look around\n", "look around"),
-])
-def test_first_sentence(reason, first):
-    compiled = next(c for c in library() if c.id == "jericho.reason_at")
-    store = store_of([jericho_episode([(("idle", "look"), reason, 0)])])
-    (sql,) = sql_candidates(store.con, compiled, None)
-    assert sql.answer == first
-    assert not differences([sql], reference_candidates(store, compiled, None))
 
 
 @pytest.mark.xfail(strict=True, reason="dsl/library.py finds template headers only at the start of a line "

@@ -46,11 +46,7 @@ def unsupported_reason(compiled: CompiledTemplate) -> str | None:
 # Functions whose compiled SQL disagrees with CONVENTIONS.md or the reference, reported to the compiler's
 # owner and each shown by a strict xfail test (tests/property/test_known_bugs.py). The differential test leaves
 # the templates that call them out until the fix lands (then delete the entry and the xfail marker).
-KNOWN_BUG_FUNCTIONS = {
-    "first_sentence": "the compiled first_sentence returns the whole text when a '.', '!' or '?' inside the "
-                      "first sentence is not followed by a space ('e.g.', '2.5', '...'), and keeps a leading or "
-                      "trailing newline or tab (trim removes spaces only)",
-}
+KNOWN_BUG_FUNCTIONS: dict[str, str] = {}
 
 
 def known_bug(compiled: CompiledTemplate) -> str | None:

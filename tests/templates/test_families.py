@@ -23,6 +23,8 @@ DELIBERATELY_MISSING = {
     "crafter.can_craft_at": "needs Crafter's recipes as a table (from its data.yaml) and a per-requirement "
                             "lookup of the inventory at step t; neither exists yet",
     "crafter.event_steps": "its answer is a list of steps; answer_type list holds text only",
+    "jericho.was_valid": "Jericho's valid-action list is something the agent never saw and no answering "
+                         "context shows; whether the game accepted a command has no reading across games",
 }
 
 
@@ -69,11 +71,6 @@ def test_jericho_single_hop(con, library):
     assert answers(con, library, "jericho.obs_after", "j2")[4] == "Dropped. The key falls."
     scores = answers(con, library, "jericho.score_after", "j2")
     assert (scores[2], scores[3], scores[7], scores[12]) == (0, 5, 10, 15)
-    valid = answers(con, library, "jericho.was_valid", "j2")
-    assert valid[(1, "east")] is True and valid[(1, "west")] is False and valid[(1, "take knife")] is False
-    assert valid[(5, "take key")] is True and valid[(5, "down")] is False
-    # Actions come from the lists of steps t-3..t+3 only; and nothing was listed before step 10.
-    assert (1, "down") not in valid and not [key for key in valid if key[0] == 10]
     steps = answers(con, library, "jericho.keyword_in_reason_step", "j2")
     assert {k: steps[("kitchen", k)] for k in (1, 2, -1, -2)} == {1: 2, 2: 3, -1: 11, -2: 10}
     assert {k: steps[("back", k)] for k in (1, 2, -1, -2)} == {1: 5, 2: 10, -1: 10, -2: 5}

@@ -12,8 +12,8 @@ import pytest
 
 from qtc.runtime.record.agents import WalkthroughAgent
 from qtc.runtime.record.jericho_actions import jericho_util, use_offline_spacy
-from qtc.runtime.record.jericho import (JerichoSession, command_direction, current_room, display_names,
-                                          room_title)
+from qtc.runtime.record.jericho import (ItemNames, JerichoSession, command_direction, current_room,
+                                          display_names, room_title, walkthrough_items)
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode
 
@@ -27,6 +27,7 @@ def test_replay_in_a_fresh_env_matches_every_step(jericho_trace_dir, zork1_rom):
     episode = _episode(jericho_trace_dir)
     env = jericho.FrotzEnv(str(zork1_rom), seed=episode.header["seed"])
     observation, _ = env.reset()
+    names = ItemNames(env, walkthrough_items(zork1_rom)[1])
     assert episode.header["initial"]["observation"] == observation
     assert episode.header["initial"]["room"] == current_room(env).num
     for step in episode.steps:
@@ -35,7 +36,7 @@ def test_replay_in_a_fresh_env_matches_every_step(jericho_trace_dir, zork1_rom):
         assert (step["score"], step["reward"], step["moves"], step["done"]) == \
             (info["score"], reward, info["moves"], done)
         assert step["room_after"] == current_room(env).num
-        assert step["inventory_after"] == sorted(item.name.strip() for item in env.get_inventory())
+        assert step["inventory_after"] == names.carried()
 
 
 def test_steps_chain_before_and_after(jericho_trace_dir):
@@ -106,6 +107,7 @@ def test_room_titles_and_display_names():
     assert room_title("Living ", "Living Room\nYou are in the living room.") == "Living Room"
     assert room_title("AragaFalls", "Aragain Falls\nYou are at the top of the falls.") == "Aragain Falls"
     assert room_title("Shore", "Shore, in the magic boat\nYou are on the shore.") == "Shore"
+    assert room_title("Steep Cliff Face", "Steep Cliff Face (on the Black Dragon)\nWind.") == "Steep Cliff Face"
     assert room_title("Attic", "It is pitch black. You are likely to be eaten by a grue.") == "Attic"
     assert room_title("Loud ", "look look ...") == "Loud"
     assert display_names({7: "Forest", 3: "Clearing", 9: "Forest"}) == \

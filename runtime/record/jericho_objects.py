@@ -1,0 +1,189 @@
+"""Jericho's object tree read from the game's memory, and objects named as the game itself prints them.
+
+The tree. jericho's `get_object` reads only the first 255 or so objects, so a player inside object 269
+(advent's repository, after the cave closes) has no location there. The links (parent, sibling,
+child) are read here from the Z-machine's object table in the dynamic memory of `get_state()`, for
+every object.
+
+Names. An object's short name in the table is often not what the game prints: `tlabel` is "a tan
+label", `(players_coin)` "a silver coin", `ChocolateBar_50` "a bar of chocolate", `Loud ` "Loud
+Room". `listed_lines` asks the game: in a copy of the state whose memory makes the object the player's
+only possession (with nothing inside it), it runs `inventory` and reads the line the game lists the
+object on. An object the game does not list (a spell of a spell book, a hint menu, a thing hidden from
+the player) has no listed name: it is not a thing one carries.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+import select
+import signal
+from dataclasses import dataclass
+
+# An object table entry by Z-machine version: (bytes per entry, offset of the parent link, bytes per
+# link, words of property defaults before the first entry). Versions 1-3 have 4 attribute bytes and
+# one-byte links, later ones 6 attribute bytes and two-byte links (parent, sibling, child in order).
+_LAYOUT = {"small": (9, 4, 1, 31), "large": (14, 6, 2, 63)}
+_OBJECT_TABLE = 0x0A  # header word: address of the object table
+
+
+@dataclass(frozen=True)
+class ObjectTree:
+    """The parent, sibling and child links of every object, read from a copy of the game's memory."""
+    ram: object  # the dynamic memory, as in FrotzEnv.get_state()[0]
+
+    @property
+    def _layout(self) -> tuple[int, int, int, int]:
+        return _LAYOUT["small" if int(self.ram[0]) <= 3 else "large"]
+
+    def _entry(self, num: int) -> int | None:
+        size, links, width, defaults = self._layout
+        address = (int(self.ram[_OBJECT_TABLE]) << 8 | int(self.ram[_OBJECT_TABLE + 1])) + defaults * 2 + (num - 1) * size
+        return address if num > 0 and address + size <= len(self.ram) else None
+
+    def exists(self, num: int) -> bool:
+        return self._entry(num) is not None
+
+    def _link(self, num: int, which: int) -> int:
+        address = self._entry(num)
+        if address is None:
+            return 0
+        _, links, width, _ = self._layout
+        start = address + links + which * width
+        return int.from_bytes(bytes(int(b) for b in self.ram[start:start + width]), "big")
+
+    def parent(self, num: int) -> int:
+        return self._link(num, 0)
+
+    def children(self, num: int) -> list[int]:
+        found, child = [], self._link(num, 2)
+        while child and child not in found:
+            found.append(child)
+            child = self._link(child, 1)
+        return found
+
+    def descendants(self, num: int) -> list[int]:
+        """Every object inside `num` at any depth, depth first in the game's order."""
+        found: list[int] = []
+        pending = self.children(num)[::-1]
+        while pending:
+            child = pending.pop()
+            if child not in found:
+                found.append(child)
+                pending += self.children(child)[::-1]
+        return found
+
+    def set_links(self, num: int, parent: int | None = None, sibling: int | None = None,
+                  child: int | None = None) -> None:
+        address = self._entry(num)
+        _, links, width, _ = self._layout
+        for which, value in enumerate((parent, sibling, child)):
+            if address is not None and value is not None:
+                start = address + links + which * width
+                self.ram[start:start + width] = list(value.to_bytes(width, "big"))
+
+
+def tree(env) -> ObjectTree:
+    return ObjectTree(env.get_state()[0])
+
+
+# What a listing puts before a name ("a", "some", "your", "many") and after it: a remark in parentheses
+# that starts in lowercase, about the object's state ("(being worn)", "(which is open)", "(providing
+# light)"); a capitalised one is part of the name ("Sheet of Paper (Printed)").
+_LEADING = re.compile(r"^(?:(?:a|an|the|some|your|many|a few)\s+)", re.IGNORECASE)
+_STATE_REMARK = re.compile(r"\s*\([a-z][^()]*\)\s*$")
+
+
+def clean_listed_name(line: str, keep_the: bool = False) -> str:
+    """A name as listed, without its article or state remarks: "A torch (providing light)" -> "torch".
+
+    Room titles keep a leading "the" ("The Troll Room"); the listing's own "a" is dropped.
+    """
+    name = " ".join(line.split())
+    while _STATE_REMARK.search(name):
+        name = _STATE_REMARK.sub("", name)
+    leading = _LEADING.match(name)
+    if leading and not (keep_the and leading.group(0).lower().startswith("the")):
+        name = name[leading.end():]
+    return name
+
+
+# A listing that takes longer than this is taken to hang: some games loop forever listing an object
+# that cannot be carried (zork1's Round Room, objects sorcerer keeps out of play).
+PROBE_TIMEOUT = 2.0
+
+
+def listed_lines(env, nums: list[int]) -> dict[int, str | None]:
+    """The line `inventory` lists each object on when it is the player's only possession, else None.
+
+    The game may loop forever listing an object, so the objects are listed in a forked copy of the
+    process, one after another, each result sent back as a JSON line; a copy that stays silent for
+    PROBE_TIMEOUT seconds is killed, its object has no line, and a new copy goes on with the rest.
+    `env` itself is never changed.
+    """
+    player = env.player_obj_num
+    objects = tree(env)
+    ancestors = set()
+    num = objects.parent(player)
+    while num and num not in ancestors:  # an ancestor made the player's possession would be a cycle
+        ancestors.add(num)
+        num = objects.parent(num)
+    pending = [num for num in dict.fromkeys(nums) if num != player and num not in ancestors
+               and objects.exists(num)]
+    lines: dict[int, str | None] = {num: None for num in nums}
+    while pending:
+        done = _list_in_a_copy(env, pending)
+        lines.update(done)
+        pending = pending[len(done) + 1:]  # the object after the last answered one hung
+    return lines
+
+
+def _list_in_a_copy(env, nums: list[int]) -> dict[int, str | None]:
+    """Lines for `nums`, in order, from a forked copy, until the copy ends or hangs."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: list each object, report, never return
+        try:
+            gc.disable()  # the copy frees nothing: collecting objects the parent owns could crash it
+            os.close(read)
+            with os.fdopen(write, "w") as out:
+                for num in nums:
+                    out.write(json.dumps(_listed_line(env, num)) + "\n")
+                    out.flush()
+        finally:
+            os._exit(0)
+    os.close(write)
+    found: dict[int, str | None] = {}
+    buffer = b""
+    with os.fdopen(read, "rb") as source:
+        while len(found) < len(nums):
+            if not select.select([source], [], [], PROBE_TIMEOUT)[0]:
+                os.kill(pid, signal.SIGKILL)
+                break
+            chunk = os.read(source.fileno(), 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            for line in complete:
+                found[nums[len(found)]] = json.loads(line)
+    os.waitpid(pid, 0)
+    return found
+
+
+def _listed_line(env, num: int) -> str | None:
+    state = env.get_state()
+    objects = ObjectTree(state[0].copy())
+    objects.set_links(env.player_obj_num, child=num)
+    objects.set_links(num, parent=env.player_obj_num, sibling=0, child=0)
+    env.set_state((objects.ram, *state[1:]))
+    try:
+        listing = env.step("inventory")[0]
+    finally:
+        env.set_state(state)
+    lines = [line.strip() for line in listing.splitlines() if line.strip()]
+    header = next((i for i, line in enumerate(lines) if line.endswith(":")), None)
+    return lines[header + 1] if header is not None and header + 1 < len(lines) else None
