@@ -11,6 +11,7 @@ endpoint and the cause.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -141,6 +142,18 @@ class ChatClient:
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 request=uuid.uuid4().hex[:16], seconds=time.perf_counter() - start)
+
+
+def image_part(png: bytes) -> dict:
+    """An image as one part of a message's content: OpenAI's image_url part holding a base64 PNG data URL."""
+    return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode("ascii")}}
+
+
+def content_text(content: str | list[dict]) -> str:
+    """The text of a message's content: the string itself, or its text parts (images left out)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part["text"] for part in content if part.get("type") == "text")
 
 
 # How servers say a prompt is longer than the model's window (OpenAI, vLLM, llama.cpp, Ollama).

@@ -42,7 +42,8 @@ RULES = [
     ("qtc.runtime.generate", ONLY, ("qtc.dsl", "qtc.templates", "qtc.runtime.trace", "qtc.runtime.qa",
                                     "qtc.runtime.chat", *ERRORS_AND_FILES)),
     ("qtc.runtime.qa", ONLY, ("qtc.dsl", "qtc.runtime.trace", *ERRORS_AND_FILES)),
-    ("qtc.runtime.evaluate", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.chat", *ERRORS_AND_FILES)),
+    ("qtc.runtime.evaluate", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.trace", "qtc.runtime.chat",
+                                    *ERRORS_AND_FILES)),
     ("qtc.runtime.view", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.evaluate", "qtc.runtime.spatial",
                                 "qtc.runtime.trace", *ERRORS_AND_FILES)),
 ]

@@ -2,7 +2,10 @@
 
 The model sees each episode only as the agent observed it, cut at the question's horizon
 (docs/evaluation.md): `--context full` the whole history, `last:N` the last N steps, `evidence` only the
-steps the answer rests on (an oracle upper bound). Questions with the same context are sent together,
+steps the answer rests on (an oracle upper bound). Crafter episodes recorded with `qtc play --frames`
+can be shown as screens too, beside the log: `--context frames` (one image each) or `mosaic` (EMemBench's
+tiled images, --mosaic-*), alone (every step) or after a selection (`last:50+mosaic`, `evidence+frames`).
+Questions with the same context are sent together,
 up to --batch per request, to any OpenAI-compatible endpoint (the key is read from OPENAI_API_KEY).
 Answers are appended to --out as they arrive (format: docs/qa-format.md); a rerun after a crash or
 Ctrl-C asks only the questions not answered yet.
@@ -22,6 +25,8 @@ EXAMPLES = """examples:
   qtc answer --qa qa.jsonl --traces traces.duckdb --model qwen --base-url http://127.0.0.1:8000/v1 \\
       --context last:50 --batch 20 --out qwen-last50.jsonl
   qtc answer --qa qa.jsonl --traces traces/ --model gpt-4o-mini --context evidence --out oracle.jsonl
+  qtc answer --qa qa.jsonl --traces traces/ --model qwen-vl --base-url http://127.0.0.1:8000/v1 \
+      --context mosaic --out qwen-vl-mosaic.jsonl
 """
 
 
@@ -30,8 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traces", type=Path, nargs="+", required=True, metavar="PATH",
                         help="trace files or folders, or one .duckdb database, holding the questions' episodes")
     add_endpoint_arguments(parser)
-    parser.add_argument("--context", default="full", metavar="full|last:N|evidence",
-                        help="what the model sees of each episode (default full)")
+    parser.add_argument("--context", default="full", metavar="full|last:N|evidence|frames|mosaic",
+                        help="what the model sees of each episode (default full); frames or mosaic add the "
+                             "screens of a Crafter episode recorded with --frames, joined by + to a selection "
+                             "of steps (last:50+mosaic)")
+    layout = parser.add_argument_group("screens (--context frames or mosaic)")
+    layout.add_argument("--mosaic-cols", type=int, default=10, metavar="N", help="cells a mosaic row (default 10)")
+    layout.add_argument("--mosaic-cell", type=int, default=160, metavar="PX",
+                        help="pixels a side of a screen's cell, in a mosaic or alone (default 160)")
+    layout.add_argument("--mosaic-per-image", type=int, default=200, metavar="N",
+                        help="screens a mosaic image at most (default 200)")
+    layout.add_argument("--mosaic-per-batch", type=int, default=10, metavar="N",
+                        help="mosaic images a request at most (default 10); more screens are thinned evenly")
     parser.add_argument("--batch", type=int, default=10, metavar="N",
                         help="questions per request at most (default 10); a slow local model may need fewer, "
                              "or a longer --timeout")
@@ -62,11 +77,12 @@ def run(args: argparse.Namespace) -> int:
     from qtc.runtime.evaluate.ask import (Answerer, AskOptions, estimate_tokens, pending_questions,
                                           plan_batches, prepare_requests)
     from qtc.runtime.qa.appendlog import AppendLog
-    from qtc.runtime.evaluate.context import ContextMode
+    from qtc.runtime.evaluate.frames import Mosaic, VisualMode, describe, image_cost, with_screens
     from qtc.runtime.qa.questions import read_questions
     from qtc.runtime.trace.store import open_store
 
-    mode = ContextMode.parse(args.context)
+    mode = VisualMode.parse(args.context)
+    layout = Mosaic(args.mosaic_cols, args.mosaic_cell, args.mosaic_per_image, args.mosaic_per_batch)
     if args.batch <= 0:
         raise UserError(f"--batch must be positive, got {args.batch}")
     options = AskOptions(args.max_tokens, args.json_mode, args.max_connections)
@@ -75,15 +91,22 @@ def run(args: argparse.Namespace) -> int:
     pending, already = pending_questions(questions, args.out, args.model, mode)
     con = open_store(*args.traces)
     requests = prepare_requests(con, plan_batches(con, pending, mode, args.batch))
+    if isinstance(mode, VisualMode):
+        requests = with_screens(con, requests, mode, layout)
     if requests:
         sizes = [estimate_tokens(r.messages()) for r in requests]
         largest = requests[sizes.index(max(sizes))].batch
         print(f"{len(pending)} question(s) to ask in {len(requests)} request(s); the longest prompt is about "
               f"{max(sizes)} tokens (episode {largest.episode_id}, {largest.description})")
+        if isinstance(mode, VisualMode):
+            costs = [image_cost(r.messages()) for r in requests]
+            most = max(costs, key=lambda cost: cost.tokens)
+            print(f"screens: {sum(c.images for c in costs)} image(s) in all, "
+                  f"{sum(c.bytes for c in costs) / 1e6:.2f} MB as sent; the most in one request: {most}")
     if args.dry_run:
         if requests:
             messages = requests[0].messages()
-            print("\n\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages))
+            print("\n\n".join(f"--- {m['role']} ---\n{describe(m['content'])}" for m in messages))
             print(f"--- about {estimate_tokens(messages)} tokens; at most {options.tokens(len(requests[0].batch.questions))} "
                   "in reply; nothing was sent ---")
         return 0

@@ -3,7 +3,9 @@
 Episodes are seeded: episode i uses seed SEED+i, for the game and the agent alike, and is written
 to OUT/<game>-<agent>-s<seed>.jsonl (format: docs/trace-format.md). Episodes already complete in
 OUT are skipped, so an interrupted run resumes where it stopped. Ctrl-C finishes the episode under
-way as `ended_by: interrupted`; it is recorded again on the next run.
+way as `ended_by: interrupted`; it is recorded again on the next run. Crafter's `--frames` keeps every
+screen beside the trace (OUT/<id>.frames.npz), written with it; `--vision` shows the llm agent the
+screen and the HUD line instead of the text view.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ EXAMPLES = """examples:
   qtc play jericho --rom ../shared/roms/advent.z5 --agent random --seed 1 --episodes 5 --max-steps 100
   qtc play crafter --agent scripted --seed 0 --episodes 10 --max-steps 200 --out traces/
   qtc play crafter --agent llm --base-url http://localhost:8000/v1 --model qwen --max-steps 100
+  qtc play crafter --agent scripted --frames --episodes 5 --out traces/
+  qtc play crafter --agent llm --vision --frames --base-url http://localhost:8000/v1 --model qwen-vl
 """
 
 AGENTS = {"jericho": ("walkthrough", "random", "llm"), "crafter": ("scripted", "random", "llm")}
@@ -41,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unordered-objects", action="store_true",
                         help="Crafter: keep Crafter's set-ordered chunk objects (runs then differ from process "
                              "to process; see docs/trace-format.md)")
+    parser.add_argument("--frames", action="store_true",
+                        help="Crafter: keep every step's 64x64 screen beside the trace, <id>.frames.npz "
+                             "(about 1.7 KB a step), for --context frames or mosaic in qtc answer")
+    parser.add_argument("--vision", action="store_true",
+                        help="Crafter, llm agent: show the model the screen (an image) and the HUD line "
+                             "instead of the text view (a vision model)")
     parser.add_argument("--base-url", help="llm agent: OpenAI-compatible API base URL")
     parser.add_argument("--model", help="llm agent: model name")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -52,6 +62,10 @@ def _agent_name(args: argparse.Namespace) -> str:
         raise UserError(f"unknown agent '{agent}' for {args.game} (choose from {', '.join(AGENTS[args.game])})")
     if agent == "llm" and not (args.base_url and args.model):
         raise UserError("the llm agent needs --base-url and --model")
+    if args.game != "crafter" and (args.frames or args.vision):
+        raise UserError("--frames and --vision are for Crafter (Jericho has no screen)")
+    if args.vision and agent != "llm":
+        raise UserError("--vision is for the llm agent")
     return agent
 
 
@@ -86,20 +100,21 @@ def _jericho_specs(args: argparse.Namespace, agent_name: str):
 def _crafter_specs(args: argparse.Namespace, agent_name: str):
     from qtc.dsl import crafter_data
     from qtc.runtime.record.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent
-    from qtc.runtime.record.crafter import CrafterSession
+    from qtc.runtime.record.crafter import CrafterSession, vision_prompt
     from qtc.runtime.record.episodes import EpisodeSpec
     from qtc.runtime.trace.format import episode_id
 
     first = 0 if args.seed is None else args.seed
     for seed in range(first, first + args.episodes):
         def make(seed=seed):
-            session = CrafterSession(seed, agent_name, args.max_steps, not args.unordered_objects)
+            session = CrafterSession(seed, agent_name, args.max_steps, not args.unordered_objects, args.frames)
             if agent_name == "scripted":
                 agent = ScriptedCrafterAgent(seed)
             elif agent_name == "random":
                 agent = RandomAgent(seed, crafter_data.ACTIONS)
             else:
-                agent = LLMAgent(args.base_url, args.model, "crafter", crafter_data.ACTIONS)
+                agent = LLMAgent(args.base_url, args.model, "crafter", crafter_data.ACTIONS,
+                                 vision_prompt(crafter_data.ACTIONS) if args.vision else None)
             return session, agent
         yield EpisodeSpec(episode_id("crafter", agent_name, seed), make)
 
@@ -113,4 +128,11 @@ def run(args: argparse.Namespace) -> int:
     specs = (_jericho_specs if args.game == "jericho" else _crafter_specs)(args, agent_name)
     recorded, skipped = record_episodes(specs, args.out, args.max_steps, show_progress=not args.quiet)
     print(f"recorded {len(recorded)} episode(s), skipped {len(skipped)} already complete, in {args.out}")
+    if args.frames:
+        from qtc.runtime.trace.frames import frames_path
+
+        lacking = [path.name for path in skipped if not frames_path(path).exists()]
+        if lacking:
+            print(f"{len(lacking)} complete episode(s) were recorded without frames and keep none: "
+                  f"{', '.join(lacking)}; delete them to record them again with frames", file=sys.stderr)
     return 0

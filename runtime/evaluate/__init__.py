@@ -1,5 +1,6 @@
 """Evaluation: `context.py` renders what the agent observed up to a question's horizon, `ask.py`
 asks a model in batches and records its answers (resumable), `scoring.py` scores one answer by the
-benchmark's rules, and `report.py` aggregates scores (Accuracy, F1, bootstrap intervals, and the paired
-differences of two runs). May import `qtc.dsl`, `runtime.qa` and `runtime.chat`.
+benchmark's rules, `frames.py` shows a Crafter episode's screens to a vision model, and `report.py`
+aggregates scores (Accuracy, F1, bootstrap intervals, and the paired differences of two runs). May import
+`qtc.dsl`, `runtime.qa`, `runtime.trace` (the store, and the screens kept beside traces) and `runtime.chat`.
 """

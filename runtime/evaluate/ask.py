@@ -31,7 +31,7 @@ from qtc.errors import InvalidOption, UserError
 
 from qtc.runtime.qa.answers import Answer, read_answers
 from qtc.runtime.qa.appendlog import AppendLog
-from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, json_values, strip_fences
+from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, content_text, json_values, strip_fences
 from .context import ContextMode, Shown, render_context, shown_steps
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.format import NOT_ANSWERABLE
@@ -206,8 +206,8 @@ CHARS_PER_TOKEN = 4  # a rough rule for English text and JSON; only estimates us
 
 
 def estimate_tokens(messages: list[dict]) -> int:
-    """About how many tokens `messages` take: their characters over four."""
-    return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + 1
+    """About how many tokens the text of `messages` takes: its characters over four (images not counted)."""
+    return sum(len(content_text(m["content"])) for m in messages) // CHARS_PER_TOKEN + 1
 
 
 def answers_schema(count: int) -> dict:
@@ -251,9 +251,13 @@ class Request:
     """One batch with the context it is asked in (shared by every batch of that context)."""
     batch: Batch
     context: str
+    images: tuple[dict, ...] = ()  # content parts shown before the log: screens and their captions (frames.py)
 
     def messages(self, questions: tuple[Question, ...] | None = None) -> list[dict]:
-        return build_messages(self.batch, self.context, questions or self.batch.questions)
+        messages = build_messages(self.batch, self.context, questions or self.batch.questions)
+        if self.images:
+            messages[-1] = {"role": "user", "content": [*self.images, {"type": "text", "text": messages[-1]["content"]}]}
+        return messages
 
 
 def prepare_requests(con: duckdb.DuckDBPyConnection, batches: list[Batch]) -> list[Request]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
+from typing import Callable
 
 from qtc.runtime.chat import ChatClient, json_values
 
@@ -163,11 +164,14 @@ class LLMAgent:
 
     name = "llm"
 
-    def __init__(self, base_url: str, model: str, env: str, actions: tuple[str, ...] = ()):
+    def __init__(self, base_url: str, model: str, env: str, actions: tuple[str, ...] = (),
+                 prompt: Callable[[dict], str | list[dict]] | None = None):
         self._client = ChatClient(model, base_url)
         self._env = env
         self._actions = actions
         self._history: list[dict] = []
+        # What the model is shown of a state: the text prompt below, or a caller's (a frame and the HUD line).
+        self._show = prompt or self._prompt
 
     def _prompt(self, state: dict) -> str:
         if self._env == "jericho":
@@ -182,7 +186,7 @@ class LLMAgent:
     def choose(self, state: dict) -> Choice:
         system = ("You play a game. Reply with a JSON object {\"action\": ..., \"reason\": ...} where "
                   "reason is one or two sentences explaining the action.")
-        self._history.append({"role": "user", "content": self._prompt(state)})
+        self._history.append({"role": "user", "content": self._show(state)})
         text = self._client.complete([{"role": "system", "content": system}, *self._history[-10:]],
                                      REPLY_TOKENS).text
         self._history.append({"role": "assistant", "content": text})

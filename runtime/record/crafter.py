@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import functools
+from typing import Callable
 
 import crafter
 import numpy as np
@@ -18,6 +19,12 @@ from crafter import objects
 from qtc.dsl import crafter_data as data
 from .agents import Choice
 from qtc.runtime.trace.format import episode_id
+from qtc.runtime.chat import image_part
+from qtc.runtime.trace.frames import png_bytes, remove_frames, write_frames
+
+# A vision model sees the 64-pixel screen at 4x (256 pixels, each of the 9 x 9 cells 28 pixels): a model
+# cutting images into 14-32 pixel patches then gives every cell a patch or more.
+VISION_SCALE = 4
 
 # The stat whose exhaustion makes the player's own update cost health, and the cause it is logged as.
 _STARVING_STATS = (("food", "starvation"), ("drink", "thirst"), ("energy", "exhaustion"))
@@ -92,17 +99,25 @@ def order_chunk_objects(world) -> None:
 
 
 class CrafterSession:
-    """One live Crafter episode, stepped by the recorder; `state` is what the agent sees."""
+    """One live Crafter episode, stepped by the recorder; `state` is what the agent sees, its `frame` the
+    screen (64 x 64 RGB, the HUD's inventory in its bottom rows). With `keep_frames`, every screen is kept
+    and written beside the trace when the episode ends (runtime/trace/frames.py).
+
+    The screen is the observation Crafter returns from reset and step: rendering it again would draw the
+    night's noise from the world's random state and so change the episode.
+    """
 
     env_name = "crafter"
 
-    def __init__(self, seed: int, agent_name: str, max_steps: int, ordered_objects: bool = True):
+    def __init__(self, seed: int, agent_name: str, max_steps: int, ordered_objects: bool = True,
+                 keep_frames: bool = False):
         self.seed = seed
         self.agent_name = agent_name
         self.game = "crafter"
         self.episode_id = episode_id(self.game, agent_name, seed)
         self.env = crafter.Env(seed=seed, length=max_steps)
-        self.env.reset()
+        frame = self.env.reset()
+        self.frames: list[np.ndarray] | None = [frame] if keep_frames else None
         self.world, self.player = self.env._world, self.env._player
         self.ordered_objects = ordered_objects
         if ordered_objects:
@@ -114,7 +129,7 @@ class CrafterSession:
         self._achievements = dict(self.player.achievements)
         self.initial = self._state()
         self.state = {**self.initial, "step": 0, "daylight": float(self.world.daylight),
-                      "sleeping": bool(self.player.sleeping)}
+                      "sleeping": bool(self.player.sleeping), "frame": frame}
         self.map_init = {"materials": [self.world._mat_names[i] for i in range(len(self.world._mat_names))],
                          "rows": self._mat_map.T.tolist()}
         self.death_step: int | None = None
@@ -168,14 +183,16 @@ class CrafterSession:
             raise ValueError(f"unknown Crafter action {choice.action!r}")
         before = self.state
         self._damage.watch()
-        _, reward, done, _ = self.env.step(data.ACTIONS.index(choice.action))
+        frame, reward, done, _ = self.env.step(data.ACTIONS.index(choice.action))
+        if self.frames is not None:
+            self.frames.append(frame)
         after = self._state()
         damage = self._damage.take()
         if self.player.health <= 0 and self.death_step is None:
             self.death_step = step
             self.death_cause = damage[-1]["cause"] if damage else "unknown"
         self.state = {**after, "step": step, "daylight": float(self.world.daylight),
-                      "sleeping": bool(self.player.sleeping)}
+                      "sleeping": bool(self.player.sleeping), "frame": frame}
         return {
             "step": step, "action": choice.action, "reason": choice.reason, "reward": float(reward),
             "x_before": before["x"], "y_before": before["y"], "x_after": after["x"], "y_after": after["y"],
@@ -191,6 +208,32 @@ class CrafterSession:
         """How an episode that reported done ended: the player died, or it only hit its step limit."""
         return "death" if self.death_step is not None else "step_limit"
 
+    def write_beside(self, trace_path) -> None:
+        """Write the kept frames beside the trace about to be written there; without frames, remove any
+        an earlier recording of the episode left, which would not match this one."""
+        if self.frames is None:
+            remove_frames(trace_path)
+        else:
+            write_frames(trace_path, self.frames)
+
     def header(self) -> dict:
         return {"ordered_objects": self.ordered_objects, "death_step": self.death_step, "death_cause": self.death_cause,
                 "vocab": data.vocabulary(), "map_init": self.map_init, "initial": self.initial}
+
+
+def hud_line(state: dict) -> str:
+    """The HUD as one line of text: the life stats, then the items held."""
+    held = state["inventory"]
+    stats = ", ".join(f"{stat} {held[stat]}" for stat in data.STATS)
+    items = ", ".join(f"{item} {held[item]}" for item in data.ITEMS if held[item]) or "nothing"
+    return f"{stats} | inventory: {items}"
+
+
+def vision_prompt(actions: tuple[str, ...]) -> Callable[[dict], list[dict]]:
+    """What a vision model playing Crafter is shown of a state: the screen as an image and the HUD line."""
+    def show(state: dict) -> list[dict]:
+        screen = state["frame"].repeat(VISION_SCALE, axis=0).repeat(VISION_SCALE, axis=1)
+        text = (f"Your screen after step {state['step']} (you are the player at its centre; your inventory is "
+                f"drawn in its bottom rows). {hud_line(state)}\nActions: {', '.join(actions)}")
+        return [{"type": "text", "text": text}, image_part(png_bytes(screen))]
+    return show

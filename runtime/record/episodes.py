@@ -32,7 +32,10 @@ def record_episode(session, agent, directory: Path, max_steps: int,
     n_steps, ended_by = 0, "step_limit"
 
     def finish(ending: str) -> Path:
-        return writer.finish({**identity, "n_steps": n_steps, "ended_by": ending, **session.header()})
+        header = {**identity, "n_steps": n_steps, "ended_by": ending, **session.header()}
+        # Files a session keeps beside its trace (Crafter's frames) go first: a finished trace never lacks them.
+        getattr(session, "write_beside", lambda path: None)(writer.path)
+        return writer.finish(header)
 
     try:
         while n_steps < max_steps:

@@ -30,6 +30,7 @@ from qtc.dsl import types as T
 from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
+from .frames import find_frames, record_frames
 from .format import (HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure, read_text,
                      read_text_carefully, shape_fits, trace_files)
 
@@ -286,6 +287,7 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
     files, partial = trace_files(paths)
     with con.cursor() as reader:  # what it reads is gone when it closes
         traces = _read(reader, files)
+        frames = find_frames(traces)
         create_tables(con)
         seen: dict[str, Path] = {}
         for trace in traces:
@@ -315,6 +317,7 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
             else:
                 con.execute(f"INSERT INTO {table.sql_name} SELECT * FROM qtc_batch")
             con.unregister("qtc_batch")
+        record_frames(con, frames)
         con.commit()
     except BaseException:
         con.rollback()

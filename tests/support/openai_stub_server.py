@@ -4,13 +4,15 @@
 (a `Reply`: a completion, an error status with its message, or a delay: a slow server, or one that
 hangs past the client's timeout), and `GET /v1/models` with one model, so the real openai client, its
 HTTP, our endpoint check, retries, timeouts, batching and reply parsing are exercised end to end. Every
-request body is kept in `server.requests`; `server.busy_peak` is the most requests it served at once. `AnswerPolicy` answers `qtc answer` prompts from a table of questions, each with a
+request body is kept in `server.requests` (message_text and message_images read a message's content
+parts); `server.busy_peak` is the most requests it served at once. `AnswerPolicy` answers `qtc answer` prompts from a table of questions, each with a
 behaviour (correct, wrong, not answerable, malformed, rate limited, server error, hang, ...);
 `ParaphrasePolicy` answers `qtc paraphrase` prompts from a table of rewrites.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -35,6 +37,21 @@ CONTEXT_TOO_LONG = "the request exceeds the available context size, try increasi
 
 def _tokens(text: str) -> int:
     return len(text.split())
+
+
+def message_text(message: dict) -> str:
+    """A message's text: its content, or the text parts of a content given in parts (with images)."""
+    content = message.get("content") or ""
+    return content if isinstance(content, str) else "\n".join(p["text"] for p in content if p["type"] == "text")
+
+
+def message_images(message: dict) -> list[bytes]:
+    """The images of a message's content parts, in order, decoded from their base64 data URLs."""
+    content = message.get("content") or ""
+    urls = [] if isinstance(content, str) else [p["image_url"]["url"] for p in content if p["type"] == "image_url"]
+    if any(not url.startswith("data:image/") for url in urls):
+        raise ValueError("an image part that is not a data URL")
+    return [base64.b64decode(url.partition(",")[2], validate=True) for url in urls]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -83,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(reply.status, {"error": {"message": reply.message or f"stub status {reply.status}",
                                                     "type": "stub_error", "code": reply.status}}, reply.headers)
                 return
-            prompt = sum(_tokens(m.get("content") or "") for m in body["messages"])
+            prompt = sum(_tokens(message_text(m)) for m in body["messages"])
             self._send(200, {
                 "id": f"chatcmpl-stub-{len(self.server.requests)}", "object": "chat.completion",
                 "created": int(time.time()), "model": body["model"],
@@ -171,7 +188,7 @@ class AnswerPolicy:
         return {"wrong": "wrong answer", "not_answerable": "not answerable"}.get(behaviour, answer)
 
     def __call__(self, body: dict) -> Reply:
-        asked = [(int(n), text) for n, text in _QUESTION_LINE.findall(body["messages"][-1]["content"])]
+        asked = [(int(n), text) for n, text in _QUESTION_LINE.findall(message_text(body["messages"][-1]))]
         behaviours = {self.questions[text][1] for _, text in asked}
         with self._lock:
             for behaviour in ONCE:
