@@ -332,9 +332,10 @@ class Checker(Visitor):
         types = [self.expr(item, scope) for item in e.items]
         if any(t is None for t in types):
             return None
-        for item in e.items:
-            if not isinstance(item, A.Literal):
-                self.error(item.span, "a list literal holds literal values only")
+        for item, ty in zip(e.items, types):
+            if not isinstance(ty, T.Scalar):
+                self.error(item.span, f"a list holds single values, not {ty}",
+                           "write a column of a relation as rel.column, or a row's field as row.field")
                 return None
         element = next((t for t in types if t != T.NULL), T.NULL)
         for item, ty in zip(e.items, types):

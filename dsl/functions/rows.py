@@ -1,5 +1,5 @@
-"""Functions of a relation: how many rows it has, one of its rows, and its runs (CONVENTIONS.md,
-Ordinals, Ties and Runs)."""
+"""Functions of a relation: how many rows it has, one of its rows, its runs and its groups
+(CONVENTIONS.md, Ordinals, Ties, Runs and Groups)."""
 
 from __future__ import annotations
 
@@ -180,11 +180,75 @@ class Runs(Function):
         return Rel(runs, [("start", False)], call.ty)
 
 
+# The rows of `groups(rel, value[, counted])`, after its `value` column: a group stands at the step its
+# value first occurred, so it sorts, filters and lists (`sequence`) by first occurrence like any event.
+GROUPS_COLUMNS = (("step", T.STEP), ("last_step", T.STEP), ("count", T.INTEGER))
+
+
+class Groups(Function):
+    """One row per distinct non-null value of an expression over a relation: the first and last step
+    among the rows that have it, how many they are, and with a third argument how many different
+    non-null values that expression takes among them (CONVENTIONS.md, Groups). A winner is then
+    `argmax(groups(...), ...)`."""
+    name, arity, per_row_from = "groups", (2, 3), 1
+    usage = "groups(relation, value[, counted]) -> rows (value, step, last_step, count[, different])"
+
+    def type(self, c, call, types):
+        if not self.relation_arg(c, call, types):
+            return None
+        if not self.need(c, call, 0, types[0].has_step, "a relation with a step column", types[0]):
+            return None
+        for position in range(1, len(types)):
+            if not self.need(c, call, position, isinstance(types[position], T.Scalar) and types[position] != T.NULL,
+                             "a value per row", types[position]):
+                return None
+        different = (("different", T.INTEGER),) if len(types) == 3 else ()
+        return T.Relation("groups", (("value", types[1]), *GROUPS_COLUMNS, *different), has_step=True)
+
+    def lower(self, lo, call, row):
+        base = lo.relation(call.args[0])
+        key = lo.keyed(base.key, *(lo.fp(arg) for arg in call.args[1:]))
+        frm = lo.row_from(base, key)
+        value = lo.scalar(call.args[1], row=base)
+        counted = lo.scalar(call.args[2], row=base) if len(call.args) == 3 else S("NULL")
+        lo.with_scalar(frm, value)
+        lo.with_scalar(frm, counted)
+        keys = key_columns("c", key)
+        inner = (f"SELECT {keys}, {value.sql} AS value, t.step AS step, {counted.sql} AS qtc_counted "
+                 f"{frm.render()}")
+        outer_keys = ", ".join(["episode_id", *map(pcol, key)])
+        different = ", count(DISTINCT qtc_counted) AS different" if len(call.args) == 3 else ""
+        sql = (f"SELECT {outer_keys}, value, min(step) AS step, max(step) AS last_step, count(*) AS count"
+               f"{different} FROM ({inner}) WHERE value IS NOT NULL GROUP BY {outer_keys}, value")
+        name = lo.add("groups", "relation", key, sql, CARD_DEMAND if key else CARD_N, "groups", fence=True)
+        return RelRef(name, key, call.ty, (("step", False),))
+
+    def reference(self, ev, call, scope):
+        groups: dict = {}
+        for base_row in ev.value(call.args[0], scope).rows:
+            row_scope = scope.with_row(base_row)
+            value = ev.value(call.args[1], row_scope)
+            if value is None:
+                continue
+            group = groups.setdefault(hashable(value), {"value": plain(value), "steps": [], "counted": set()})
+            group["steps"].append(base_row["step"])
+            if len(call.args) == 3 and (counted := ev.value(call.args[2], row_scope)) is not None:
+                group["counted"].add(hashable(counted))
+        rows = []
+        for group in groups.values():
+            row = {"value": group["value"], "step": min(group["steps"]), "last_step": max(group["steps"]),
+                   "count": len(group["steps"])}
+            if len(call.args) == 3:
+                row["different"] = len(group["counted"])
+            rows.append(row)
+        return Rel(rows, [("step", False)], call.ty)
+
+
 FUNCTIONS = (
     Count(), Exists(),
     Nth("first", "first(relation) -> its first row in sort order", k=1),
     Nth("last", "last(relation) -> its last row in sort order", k=-1),
     Nth("nth", "nth(relation, k) -> the k-th row (k < 0 counts from the end)"),
     ArgExtreme("argmax", max, "DESC"), ArgExtreme("argmin", min, "ASC"),
-    Runs(),
+    Runs(), Groups(),
 )

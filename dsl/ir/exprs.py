@@ -279,7 +279,7 @@ class ExprLowerer:
     def domain(self, e: A.Expr) -> str:
         """The distinct non-null values a parameter draws from, keyed by the parameters the domain reads."""
         key = self.keyed(self.fp(e))
-        if isinstance(e, A.ListLiteral):
+        if isinstance(e, A.ListLiteral) and (e.ty == T.ListOf(T.ORDINAL) or all(isinstance(i, A.Literal) for i in e.items)):
             ordinal = e.ty == T.ListOf(T.ORDINAL)
             values = ", ".join(f"({ORDINALS[i.name] if ordinal else sql_literal(i.value)})" for i in e.items)
             inner = f"SELECT c.episode_id, t.v FROM {SCOPE} c, (VALUES {values}) t(v)"
@@ -358,7 +358,8 @@ class ExprLowerer:
         return S(sql_literal(e.value))
 
     def _scalar_ListLiteral(self, e: A.ListLiteral, row):
-        return S("[" + ", ".join(sql_literal(i.value) for i in e.items) + "]")
+        items = [self.scalar(item, row) for item in e.items]
+        return combine("[" + ", ".join(item.sql for item in items) + "]", *items)
 
     def _scalar_ParamRef(self, e: A.ParamRef, row):
         return S(f"c.{pcol(e.name)}")

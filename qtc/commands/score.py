@@ -46,6 +46,17 @@ def _label(grouping: str, name: str) -> str:
     return name if grouping == "overall" else f"{grouping}: {name}"
 
 
+def _ordered(report: dict) -> bool:
+    """Whether the run has ordered questions, whose order credit then gets a column."""
+    return report["overall"]["n_ordered"] > 0
+
+
+def _order_cell(metrics: dict) -> str:
+    """A group's mean order credit as a percentage, with how many ordered questions it is over."""
+    credit = metrics["order_credit"]
+    return "-" if credit is None else f"{100 * credit:.1f} (n={metrics['n_ordered']})"
+
+
 def terminal_table(report: dict) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -54,13 +65,14 @@ def terminal_table(report: dict) -> str:
 
     table = Table(title=_title(report))
     table.add_column("group", no_wrap=True)
-    for heading in ("n", "Acc % [95% CI]", "F1 % [95% CI]"):
+    ordered = _ordered(report)
+    for heading in ("n", "Acc % [95% CI]", "F1 % [95% CI]", *(("Order %",) if ordered else ())):
         table.add_column(heading, justify="right", no_wrap=True)
     rows = report_rows(report)
     for i, (grouping, name, metrics) in enumerate(rows):
         last = i + 1 == len(rows) or rows[i + 1][0] != grouping
         table.add_row(_label(grouping, name), str(metrics["n"]), percent_cell(metrics, "accuracy"),
-                      percent_cell(metrics, "f1"), end_section=last)
+                      percent_cell(metrics, "f1"), *((_order_cell(metrics),) if ordered else ()), end_section=last)
     console = Console()
     if not console.is_terminal:  # a pipe or a file: rich would squeeze the table into 80 columns
         console = Console(width=TABLE_WIDTH)
@@ -72,9 +84,12 @@ def terminal_table(report: dict) -> str:
 def markdown_table(report: dict) -> str:
     from qtc.runtime.evaluate.report import percent_cell, report_rows
 
-    lines = [f"**{_title(report)}**", "", "| group | n | Acc % [95% CI] | F1 % [95% CI] |", "|---|---:|---:|---:|"]
+    ordered = _ordered(report)
+    lines = [f"**{_title(report)}**", "", "| group | n | Acc % [95% CI] | F1 % [95% CI] |" + (" Order % |" if ordered else ""),
+             "|---|---:|---:|---:|" + ("---:|" if ordered else "")]
     lines += [f"| {_label(grouping, name).replace('|', '/')} | {m['n']} | {percent_cell(m, 'accuracy')} | "
-              f"{percent_cell(m, 'f1')} |" for grouping, name, m in report_rows(report)]
+              f"{percent_cell(m, 'f1')} |" + (f" {_order_cell(m)} |" if ordered else "")
+              for grouping, name, m in report_rows(report)]
     return "\n".join(lines) + "\n"
 
 
@@ -87,11 +102,11 @@ def csv_table(report: dict) -> str:
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(["grouping", "group", "n", "accuracy", "accuracy_low", "accuracy_high",
-                     "f1", "f1_low", "f1_high"])
+                     "f1", "f1_low", "f1_high", "n_ordered", "order_credit"])
     for grouping, name, m in report_rows(report):
         ends = [(m[f"{k}_ci"] or [None, None]) for k in ("accuracy", "f1")]
         writer.writerow(["" if v is None else v for v in (grouping, name, m["n"], m["accuracy"], *ends[0],
-                                                             m["f1"], *ends[1])])
+                                                             m["f1"], *ends[1], m["n_ordered"], m["order_credit"])])
     return text.getvalue()
 
 

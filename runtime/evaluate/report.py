@@ -5,6 +5,10 @@ over questions whose reference is answerable, precision the mean score over ques
 is not `not answerable` (a question with no answer counts there, scoring 0), F1 their harmonic mean.
 Precision with no such prediction is 0; recall, and so F1, with no answerable reference is undefined
 (null). 95% intervals are percentile bootstraps over the group's questions, from a fixed seed.
+
+Ordered answers (answer type `sequence`, answerable) also get an order credit, the share of the
+reference's pairs the prediction has in the right order (scoring.order_credit; 0 with no answer):
+reported per group as its mean over those questions, beside their count.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from qtc.dsl.metadata import CATEGORIES
 
 from qtc.runtime.qa.answers import AnswerSet
 from qtc.runtime.qa.questions import Question
-from .scoring import says_not_answerable, score_answer
+from .scoring import order_credit, says_not_answerable, score_answer
 
 ADVERSARIAL = "adversarial"
 GROUPINGS = {
@@ -38,6 +42,7 @@ class Scored:
     question: Question
     prediction: str | None  # None: the answers file has no answer to it
     score: float
+    order: float | None = None  # the order credit of an answerable ordered question, else None
 
     @property
     def refused(self) -> bool:
@@ -49,7 +54,10 @@ def score_run(questions: list[Question], answers: AnswerSet) -> list[Scored]:
     for q in questions:
         answer = answers.answers.get(q.id)
         prediction = answer.prediction if answer else None
-        scored.append(Scored(q, prediction, score_answer(q, prediction) if answer else 0.0))
+        order = None
+        if q.answer_type == "sequence" and not q.adversarial:
+            order = order_credit(q.answer, prediction) if answer else 0.0
+        scored.append(Scored(q, prediction, score_answer(q, prediction) if answer else 0.0, order))
     return scored
 
 
@@ -99,7 +107,9 @@ def _bootstrap(count: int, resamples: int, seed: int, level: float, statistic) -
 def group_metrics(scored: list[Scored], resamples: int, seed: int, level: float) -> dict:
     arrays = _arrays(scored)
     point = _metrics(*arrays)
-    result = {"n": len(scored), **{name: _number(value) for name, value in point.items()}}
+    orders = [s.order for s in scored if s.order is not None]
+    result = {"n": len(scored), **{name: _number(value) for name, value in point.items()},
+              "n_ordered": len(orders), "order_credit": _number(np.mean(orders)) if orders else None}
     return result | _bootstrap(len(scored), resamples, seed, level,
                                lambda index: _metrics(*(a[index] for a in arrays)))
 
@@ -160,7 +170,8 @@ def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, 
         "by": groups,
         "per_question": [{"id": s.question.id, "template_id": s.question.template_id,
                           "category": GROUPINGS["category"](s.question), "answer_type": s.question.answer_type,
-                          "answer": s.question.answer, "prediction": s.prediction, "score": round(s.score, 4)}
+                          "answer": s.question.answer, "prediction": s.prediction, "score": round(s.score, 4),
+                          **({"order_credit": round(s.order, 4)} if s.order is not None else {})}
                          for s in scored],
     }
 

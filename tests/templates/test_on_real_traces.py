@@ -15,7 +15,7 @@ NOTHING_TO_ASK = {
     "jericho.after_keyword_room": "the walkthrough agent gives no reasons",
     "jericho.after_keyword_score": "the walkthrough agent gives no reasons",
     "jericho.regain_delay": "nothing is gained twice in 30 walkthrough steps",
-    "jericho.room_with_most_gains": "no room has a clear lead in 30 walkthrough steps",
+    "jericho.room_with_most_gains": "no room has more different items than every other in 30 walkthrough steps",
     "jericho.closer_of_two_rooms": "the walkthrough never returns: no two rooms are both reachable",
 }
 

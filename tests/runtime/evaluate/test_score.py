@@ -355,6 +355,31 @@ def test_qtc_score_prints_a_table_and_writes_the_report(tmp_path, capsys):
     assert not list(out.parent.glob(".*.tmp"))  # written atomically: no temporary file left
 
 
+# Ordered answers (ids 8-10) and a false premise on an ordered template (11, no order credit).
+ORDERED_CASES = [
+    ("8", "temporal", "wood, stone, coal", "sequence", "wood, stone, coal", 1.0),  # order credit 1
+    ("9", "temporal", "wood, stone, coal", "sequence", "wood, coal, stone", 0.0),  # pairs (w,s) (w,c) right: 2/3
+    ("10", "temporal", "wood, stone, coal", "sequence", "coal, stone, wood", 0.0),  # no pair right: 0
+    ("11", "temporal", "not answerable", "sequence", "not answerable", 1.0),
+]
+
+
+def test_qtc_score_reports_the_order_credit_of_ordered_answers(tmp_path, capsys):
+    qa, answers = write_run(tmp_path, REPORT_CASES + ORDERED_CASES)
+    out = tmp_path / "report.json"
+    assert main(["score", "--qa", str(qa), "--answers", str(answers), "--by", "category", "--out", str(out),
+                 "--bootstrap", "50"]) == 0
+    assert "Order %" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert (report["overall"]["n_ordered"], report["overall"]["order_credit"]) == (3, pytest.approx(5 / 9, abs=1e-4))
+    assert report["by"]["category"]["single_hop"]["order_credit"] is None
+    credits = {q["id"]: q.get("order_credit") for q in report["per_question"]}
+    assert credits == {**dict.fromkeys("1234567"), "8": 1.0, "9": pytest.approx(0.6667), "10": 0.0, "11": None}
+    assert main(["score", "--qa", str(qa), "--answers", str(answers), "--format", "csv"]) == 0
+    header, overall = capsys.readouterr().out.splitlines()[:2]
+    assert header.endswith("n_ordered,order_credit") and overall.endswith(",3,0.5556")
+
+
 def test_qtc_score_warns_about_a_half_written_line_and_strange_ids(tmp_path, capsys):
     qa, answers = write_run(tmp_path)
     extra = {"id": "zz", "model": "m", "context": "last:5", "prediction": "x", "error": None, "request": "r",
