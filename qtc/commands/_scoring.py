@@ -14,6 +14,25 @@ def add_bootstrap_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
+def add_traces_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--traces", type=Path, nargs="+", metavar="PATH",
+                        help="trace files or folders, or a .duckdb database, holding the episodes: their "
+                             "lengths group questions asked on whole episodes by episode_length and evidence_age")
+
+
+def episode_lengths(traces: list[Path] | None) -> dict[str, int]:
+    """Each episode's number of steps, from the traces given (none: an empty map)."""
+    if not traces:
+        return {}
+    from qtc.runtime.trace.store import open_store
+
+    con = open_store(*traces)
+    try:
+        return dict(con.sql("SELECT episode_id, n_steps FROM episodes").fetchall())
+    finally:
+        con.close()
+
+
 def by_groupings(text: str) -> list[str]:
     """The groupings a --by value names."""
     from qtc.errors import UserError
@@ -52,12 +71,14 @@ def read_run(qa: Path, questions: list, path: Path):
     return answers
 
 
-def score_file(qa: Path, questions: list, path: Path, by: list[str], args: argparse.Namespace):
-    """(the answers of `path`, their scoring report: what it scored, the usage, then build_report's)."""
+def score_file(qa: Path, questions: list, path: Path, by: list[str], args: argparse.Namespace,
+               lengths: dict[str, int] | None = None):
+    """(the answers of `path`, their scoring report: what it scored, the usage, then build_report's);
+    `lengths` are the episodes' lengths (episode_lengths), for the questions without a horizon."""
     from qtc.runtime.evaluate.report import build_report, score_run
 
     answers = read_run(qa, questions, path)
-    report = build_report(score_run(questions, answers), by, resamples=args.bootstrap, seed=args.seed)
+    report = build_report(score_run(questions, answers, lengths), by, resamples=args.bootstrap, seed=args.seed)
     requests, prompt_tokens, completion_tokens = answers.usage()
     return answers, {"qa": str(qa), "answers": str(path), "model": answers.model, "context": answers.context,
                      "usage": {"requests": requests, "prompt_tokens": prompt_tokens,

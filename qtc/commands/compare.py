@@ -10,7 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ._scoring import add_bootstrap_arguments, by_groupings, check_bootstrap, read_run
+from ._scoring import (add_bootstrap_arguments, add_traces_argument, by_groupings, check_bootstrap, episode_lengths,
+                       read_run)
 
 COMMAND = "compare"
 HELP = "paired differences of two answer files on one QA set, with paired bootstrap intervals"
@@ -29,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
                         help="how the differences are printed (default table)")
     parser.add_argument("--out", type=Path, help="write the comparison as JSON here")
+    add_traces_argument(parser)
     add_bootstrap_arguments(parser)
 
 
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.first.resolve() == args.second.resolve():
         raise UserError("ANSWERS_A and ANSWERS_B are the same file")
     first, second = (read_run(args.qa, questions, path) for path in (args.first, args.second))
-    comparison = build_comparison(score_run(questions, first), score_run(questions, second), by,
+    lengths = episode_lengths(args.traces)
+    comparison = build_comparison(score_run(questions, first, lengths), score_run(questions, second, lengths), by,
                                   resamples=args.bootstrap, seed=args.seed)
     names = [f"{a.model or p.stem} ({a.context or '-'})" for a, p in ((first, args.first), (second, args.second))]
     comparison = {"qa": str(args.qa), "a": {"answers": str(args.first), "model": first.model, "context": first.context},

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from ._scoring import add_bootstrap_arguments, by_groupings, check_bootstrap, score_file
+from ._scoring import (add_bootstrap_arguments, add_traces_argument, by_groupings, check_bootstrap, episode_lengths,
+                       score_file)
 
 TABLE_WIDTH = 140
 COMMAND = "score"
@@ -21,6 +23,7 @@ HELP = "score answers against a QA set (Acc, F1, bootstrap CIs)"
 EXAMPLES = """examples:
   qtc score --qa qa.jsonl --answers answers.jsonl
   qtc score --qa qa.jsonl --answers answers.jsonl --by category,template,game --out report.json
+  qtc score --qa qa.jsonl --answers answers.jsonl --by agent,episode_length,evidence_age --traces traces/
 """
 
 
@@ -29,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", type=Path, required=True, help="answers file written by qtc answer")
     parser.add_argument("--by", default="category", metavar="GROUPINGS",
                         help="comma-separated groupings: category, template, game, env, answer_type, "
-                             "difficulty (default category)")
+                             "difficulty, agent, seed, episode_length, evidence_depth, evidence_age "
+                             "(default category)")
+    add_traces_argument(parser)
     parser.add_argument("--out", type=Path, help="write the report as JSON here")
     parser.add_argument("--format", choices=tuple(FORMATS), default="table",
                         help="how the scores are printed: a table for the terminal (default), a Markdown "
@@ -57,6 +62,16 @@ def _order_cell(metrics: dict) -> str:
     return "-" if credit is None else f"{100 * credit:.1f} (n={metrics['n_ordered']})"
 
 
+def seeds_line(report: dict) -> str:
+    """The spread of Accuracy across episode seeds, a line under the table ('' with fewer than two)."""
+    spread = report["seeds"]
+    if spread is None:
+        return ""
+    return (f"Accuracy across {spread['n']} episode seeds: mean {100 * spread['accuracy_mean']:.1f}, "
+            f"std {100 * spread['accuracy_std']:.1f}, min {100 * spread['accuracy_min']:.1f}, "
+            f"max {100 * spread['accuracy_max']:.1f}\n")
+
+
 def terminal_table(report: dict) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -78,7 +93,7 @@ def terminal_table(report: dict) -> str:
         console = Console(width=TABLE_WIDTH)
     with console.capture() as captured:
         console.print(table)
-    return captured.get()
+    return captured.get() + seeds_line(report)
 
 
 def markdown_table(report: dict) -> str:
@@ -90,7 +105,8 @@ def markdown_table(report: dict) -> str:
     lines += [f"| {_label(grouping, name).replace('|', '/')} | {m['n']} | {percent_cell(m, 'accuracy')} | "
               f"{percent_cell(m, 'f1')} |" + (f" {_order_cell(m)} |" if ordered else "")
               for grouping, name, m in report_rows(report)]
-    return "\n".join(lines) + "\n"
+    spread = seeds_line(report)
+    return "\n".join(lines) + "\n" + (f"\n{spread}" if spread else "")
 
 
 def csv_table(report: dict) -> str:
@@ -120,7 +136,12 @@ def run(args: argparse.Namespace) -> int:
     by = by_groupings(args.by)
     check_bootstrap(args)
     questions = read_questions(args.qa)
-    answers, report = score_file(args.qa, questions, args.answers, by, args)
+    lengths = episode_lengths(args.traces)
+    answers, report = score_file(args.qa, questions, args.answers, by, args, lengths)
+    unseen = sum(q.horizon is None and q.episode_id not in lengths for q in questions)
+    if unseen and {"episode_length", "evidence_age"} & set(by):
+        print(f"warning: {unseen} question(s) have no horizon and no episode length: they are grouped as "
+              "'unknown' by episode_length and evidence_age (give the traces with --traces)", file=sys.stderr)
 
     print(FORMATS[args.format](report), end="")
     if args.out:

@@ -21,19 +21,57 @@ from qtc.dsl.metadata import CATEGORIES
 
 from qtc.runtime.qa.answers import AnswerSet
 from qtc.runtime.qa.questions import Question
+from qtc.runtime.trace.format import parse_episode_id
 from .scoring import order_credit, says_not_answerable, score_answer
 
 ADVERSARIAL = "adversarial"
+UNKNOWN = "unknown"
+# Bucket edges (each bucket's largest value) for the numeric groupings; the last bucket is open.
+LENGTH_EDGES = (50, 100, 200, 500, 1000, 2000, 5000)
+DEPTH_EDGES = (0, 1, 2, 4, 8)
+AGE_EDGES = (10, 50, 100, 200, 500, 1000)
+
+
+def bucket(value: int | None, edges: tuple[int, ...]) -> str:
+    """The bucket of `value` among `edges`: '0', '2', '3-4', '101-200', '1001+'; UNKNOWN for None."""
+    if value is None:
+        return UNKNOWN
+    low = 0
+    for high in edges:
+        if value <= high:
+            return str(high) if low == high else f"{low}-{high}"
+        low = high + 1
+    return f"{low}+"
+
+
+def bucket_order(edges: tuple[int, ...]) -> tuple[str, ...]:
+    return tuple(bucket(value, edges) for value in (0, *(edge + 1 for edge in edges)))
+
+
+def _evidence_age(s: "Scored") -> int | None:
+    """How many steps before the end of what the model saw the oldest evidence step lies."""
+    evidence = s.question.evidence
+    return None if s.seen is None or not evidence else s.seen - min(evidence)
+
+
+# Each grouping names the group of a scored question.
 GROUPINGS = {
     # A false-premise question is reported under `adversarial`, not under its template's category.
-    "category": lambda q: ADVERSARIAL if q.adversarial else q.category,
-    "template": lambda q: q.template_id,
-    "game": lambda q: q.game,
-    "env": lambda q: q.env,
-    "answer_type": lambda q: q.answer_type,
-    "difficulty": lambda q: q.difficulty or "none",
+    "category": lambda s: ADVERSARIAL if s.question.adversarial else s.question.category,
+    "template": lambda s: s.question.template_id,
+    "game": lambda s: s.question.game,
+    "env": lambda s: s.question.env,
+    "answer_type": lambda s: s.question.answer_type,
+    "difficulty": lambda s: s.question.difficulty or "none",
+    "agent": lambda s: (parse_episode_id(s.question.episode_id) or (None, UNKNOWN, None))[1],
+    "seed": lambda s: str((parse_episode_id(s.question.episode_id) or (None, None, UNKNOWN))[2]),
+    # The steps the model could see: the question's horizon, else the episode's length (qtc score --traces).
+    "episode_length": lambda s: bucket(s.seen, LENGTH_EDGES),
+    "evidence_depth": lambda s: bucket(len(s.question.evidence), DEPTH_EDGES),
+    "evidence_age": lambda s: bucket(_evidence_age(s), AGE_EDGES),
 }
-GROUP_ORDER = {name: i for i, name in enumerate((*CATEGORIES, ADVERSARIAL))}
+GROUP_ORDER = {name: i for i, name in enumerate((*CATEGORIES, ADVERSARIAL, *bucket_order(LENGTH_EDGES),
+                                                  *bucket_order(DEPTH_EDGES), *bucket_order(AGE_EDGES)))}
 RESAMPLES_PER_CHUNK_CELLS = 2_000_000  # bound the memory of one bootstrap chunk (resamples x questions)
 
 
@@ -43,13 +81,16 @@ class Scored:
     prediction: str | None  # None: the answers file has no answer to it
     score: float
     order: float | None = None  # the order credit of an answerable ordered question, else None
+    seen: int | None = None  # the steps the model could see: the horizon, else the episode's length if known
 
     @property
     def refused(self) -> bool:
         return self.prediction is not None and says_not_answerable(self.prediction)
 
 
-def score_run(questions: list[Question], answers: AnswerSet) -> list[Scored]:
+def score_run(questions: list[Question], answers: AnswerSet, lengths: dict[str, int] | None = None) -> list[Scored]:
+    """Every question's score; `lengths` (episode id -> steps) gives the steps seen where there is no horizon."""
+    lengths = lengths or {}
     scored = []
     for q in questions:
         answer = answers.answers.get(q.id)
@@ -57,7 +98,8 @@ def score_run(questions: list[Question], answers: AnswerSet) -> list[Scored]:
         order = None
         if q.answer_type == "sequence" and not q.adversarial:
             order = order_credit(q.answer, prediction) if answer else 0.0
-        scored.append(Scored(q, prediction, score_answer(q, prediction) if answer else 0.0, order))
+        seen = q.horizon if q.horizon is not None else lengths.get(q.episode_id)
+        scored.append(Scored(q, prediction, score_answer(q, prediction) if answer else 0.0, order, seen))
     return scored
 
 
@@ -150,6 +192,22 @@ def _group_key(name: str) -> tuple:
     return GROUP_ORDER.get(name, len(GROUP_ORDER)), name
 
 
+def seed_spread(scored: list[Scored]) -> dict | None:
+    """The Accuracy of each episode seed's questions and their spread (mean, sample standard deviation,
+    min, max), as EMemBench reports runs over seeds; None with fewer than two seeds known."""
+    by_seed: dict[int, list[float]] = {}
+    for s in scored:
+        parsed = parse_episode_id(s.question.episode_id)
+        if parsed is not None:
+            by_seed.setdefault(parsed[2], []).append(s.score)
+    if len(by_seed) < 2:
+        return None
+    accuracies = np.array([np.mean(by_seed[key]) for key in sorted(by_seed)])
+    return {"n": len(by_seed), "accuracy_mean": _number(accuracies.mean()),
+            "accuracy_std": _number(accuracies.std(ddof=1)), "accuracy_min": _number(accuracies.min()),
+            "accuracy_max": _number(accuracies.max())}
+
+
 def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, seed: int = 0,
                  level: float = 0.95) -> dict:
     """Metrics overall and per group of each grouping in `by`, and every question's score."""
@@ -160,7 +218,7 @@ def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, 
     for grouping in by:
         members: dict[str, list[Scored]] = {}
         for s in scored:
-            members.setdefault(GROUPINGS[grouping](s.question), []).append(s)
+            members.setdefault(GROUPINGS[grouping](s), []).append(s)
         groups[grouping] = {name: metrics(members[name]) for name in sorted(members, key=_group_key)}
     return {
         "questions": len(scored),
@@ -168,8 +226,9 @@ def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, 
         "bootstrap": {"resamples": resamples, "seed": seed, "level": level},
         "overall": metrics(scored),
         "by": groups,
+        "seeds": seed_spread(scored),
         "per_question": [{"id": s.question.id, "template_id": s.question.template_id,
-                          "category": GROUPINGS["category"](s.question), "answer_type": s.question.answer_type,
+                          "category": GROUPINGS["category"](s), "answer_type": s.question.answer_type,
                           "answer": s.question.answer, "prediction": s.prediction, "score": round(s.score, 4),
                           **({"order_credit": round(s.order, 4)} if s.order is not None else {})}
                          for s in scored],
@@ -187,7 +246,7 @@ def build_comparison(first: list[Scored], second: list[Scored], by: list[str], *
     for grouping in by:
         members: dict[str, list[int]] = {}
         for i, s in enumerate(first):
-            members.setdefault(GROUPINGS[grouping](s.question), []).append(i)
+            members.setdefault(GROUPINGS[grouping](s), []).append(i)
         groups[grouping] = {name: difference(members[name]) for name in sorted(members, key=_group_key)}
     return {"questions": len(first), "bootstrap": {"resamples": resamples, "seed": seed, "level": level,
                                                    "paired": True},

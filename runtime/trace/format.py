@@ -341,6 +341,19 @@ def episode_id(game: str, agent: str, seed: int) -> str:
     return f"{game}-{agent}-s{seed}"
 
 
+_EPISODE_ID = re.compile(r"(?P<game>[^-]+)-(?P<agent>.+)-s(?P<seed>-?\d+)")
+
+
+def parse_episode_id(text: str) -> tuple[str, str, int] | None:
+    """(game, agent, seed) of an identifier `episode_id` made, or None for another one.
+
+    >>> parse_episode_id("zork1-walkthrough-s3"), parse_episode_id("handmade")
+    (('zork1', 'walkthrough', 3), None)
+    """
+    match = _EPISODE_ID.fullmatch(text)
+    return (match["game"], match["agent"], int(match["seed"])) if match else None
+
+
 def episode_path(directory: Path, episode_id: str) -> Path:
     return Path(directory) / f"{episode_id}{SUFFIX}"
 

@@ -326,6 +326,46 @@ def test_a_question_without_an_answer_scores_zero_and_counts_as_attempted():
     assert report["overall"]["precision"] == pytest.approx(0.75 / 4)
 
 
+def test_groupings_by_agent_seed_length_and_evidence():
+    from qtc.runtime.evaluate.report import bucket
+    from qtc.runtime.qa.answers import Answer
+
+    # (id, episode, horizon, evidence, prediction); every answer is "12".
+    cases = [("a", "zork1-walkthrough-s1", None, [3], "12"), ("b", "zork1-walkthrough-s2", 40, [1, 2, 30], "12"),
+             ("c", "zork1-random-s1", None, [150, 151], "0"), ("d", "zork1-random-s2", 300, [], "0")]
+    records = [question(i, answer="12", answer_type="integer", episode_id=e, horizon=h, evidence=ev)
+               for i, e, h, ev, _ in cases]
+    answers = AnswerSet(model="m", context="full")
+    for i, *_, prediction in cases:
+        answers.answers[i] = Answer(i, "m", "full", prediction, None, "r", 1, {"prompt_tokens": 0,
+                                                                             "completion_tokens": 0}, 0.0)
+    lengths = {"zork1-walkthrough-s1": 120, "zork1-random-s1": 160}  # d has a horizon; b too
+    scored = score_run([as_question(r) for r in records], answers, lengths)
+    assert [s.seen for s in scored] == [120, 40, 160, 300]
+    by = build_report(scored, ["agent", "seed", "episode_length", "evidence_depth", "evidence_age"],
+                      resamples=20)["by"]
+    assert {name: m["n"] for name, m in by["agent"].items()} == {"random": 2, "walkthrough": 2}
+    assert by["agent"]["walkthrough"]["accuracy"] == 1.0 and by["agent"]["random"]["accuracy"] == 0.0
+    assert list(by["seed"]) == ["1", "2"]
+    assert list(by["episode_length"]) == ["0-50", "101-200", "201-500"]  # in bucket order, not text order
+    assert {n: m["n"] for n, m in by["evidence_depth"].items()} == {"0": 1, "1": 1, "2": 1, "3-4": 1}
+    # Ages: a 120 - 3 = 117, b 40 - 1 = 39, c 160 - 150 = 10; d has no evidence.
+    assert list(by["evidence_age"]) == ["0-10", "11-50", "101-200", "unknown"]
+    assert (bucket(0, (0, 1)), bucket(1, (0, 1)), bucket(2, (0, 1)), bucket(None, (0, 1))) == ("0", "1", "2+", "unknown")
+
+
+def test_the_spread_of_accuracy_across_episode_seeds():
+    from qtc.runtime.evaluate.report import seed_spread
+
+    def scored(episode: str, score: float) -> Scored:
+        return Scored(as_question(question("x", episode_id=episode)), "yes", score)
+    # Seed 1: 1.0 and 0.0 -> 0.5; seed 2: 1.0; seed 3: 0.0. Mean 0.5, sample std 0.5.
+    spread = seed_spread([scored("crafter-scripted-s1", 1.0), scored("crafter-random-s1", 0.0),
+                          scored("crafter-scripted-s2", 1.0), scored("crafter-scripted-s3", 0.0)])
+    assert spread == {"n": 3, "accuracy_mean": 0.5, "accuracy_std": 0.5, "accuracy_min": 0.0, "accuracy_max": 1.0}
+    assert seed_spread([scored("crafter-scripted-s1", 1.0), scored("handmade", 0.0)]) is None
+
+
 # --- qtc score ------------------------------------------------------------------------------------------
 
 def write_run(tmp_path, cases=REPORT_CASES) -> tuple:
@@ -362,6 +402,20 @@ ORDERED_CASES = [
     ("10", "temporal", "wood, stone, coal", "sequence", "coal, stone, wood", 0.0),  # no pair right: 0
     ("11", "temporal", "not answerable", "sequence", "not answerable", 1.0),
 ]
+
+
+def test_qtc_score_groups_by_episode_and_prints_the_seed_spread(tmp_path, capsys):
+    cases = [(str(i), "temporal", "3", "integer", "3" if i % 2 else "4", 0.0) for i in range(4)]
+    records = [question(i, answer=a, answer_type=t, category=c, episode_id=f"zork1-walkthrough-s{int(i) // 2}")
+               for i, c, a, t, _, _ in cases]
+    _, answers = write_run(tmp_path, cases)
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)  # the same questions, on episodes of two seeds
+    assert main(["score", "--qa", str(qa), "--answers", str(answers), "--by", "seed,episode_length",
+                 "--bootstrap", "20"]) == 0
+    captured = capsys.readouterr()
+    assert "seed: 0" in captured.out and "episode_length: unknown" in captured.out
+    assert "Accuracy across 2 episode seeds: mean 50.0, std 0.0" in captured.out
+    assert "4 question(s) have no horizon and no episode length" in captured.err
 
 
 def test_qtc_score_reports_the_order_credit_of_ordered_answers(tmp_path, capsys):
