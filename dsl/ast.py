@@ -167,6 +167,29 @@ class Adversarial:
 
 
 @dataclass(eq=False)
+class Choices:
+    """Multiple choice: `count` options, the answer's and distractors drawn from `domain`, each verified
+    not to be a correct answer (CONVENTIONS.md, Multiple choice); with `none`, the last option is "none of
+    these"."""
+    count: int
+    domain: Expr
+    none: bool
+    span: Span
+    count_span: Span
+
+    @property
+    def slots(self) -> int:
+        """The options that hold values: all but 'none of these'. A question draws that many distractors;
+        the answer takes one slot, unless 'none of these' is the right option."""
+        return self.count - self.none
+
+    def needed(self, adversarial: bool) -> int:
+        """How many distractors a question must have to be asked: every slot, but for the answer's where
+        it always has one (an answerable question without 'none of these', which may be the right option)."""
+        return self.slots if adversarial or self.none else self.slots - 1
+
+
+@dataclass(eq=False)
 class Setting:
     """A header clause (env, category, difficulty, answer_type) with the span of its value."""
     value: str
@@ -188,6 +211,7 @@ class Template:
     questions: list[Question] = field(default_factory=list)
     answer: Expr | None = None
     accept: Expr | None = None  # a list of answers that are all correct (the answer is always one of them)
+    choices: Choices | None = None  # multiple choice; None for an open question
     evidence: list[Expr] = field(default_factory=list)
     adversarials: list[Adversarial] = field(default_factory=list)
     duplicates: list[tuple[str, Span]] = field(default_factory=list)  # repeated single-valued clauses
@@ -195,7 +219,7 @@ class Template:
 
     def expressions(self) -> Iterator[tuple[str, Expr]]:
         """Every expression root of the template, in clause order, with its clause: 'param k', 'let hits',
-        'require', 'answer', 'accept', 'evidence' or 'adversarial k'."""
+        'require', 'answer', 'accept', 'evidence', 'choices' or 'adversarial k'."""
         for param in self.params:
             for root in param.expressions():
                 yield f"param {param.name}", root
@@ -209,6 +233,8 @@ class Template:
             yield "accept", self.accept
         for evidence in self.evidence:
             yield "evidence", evidence
+        if self.choices is not None:
+            yield "choices", self.choices.domain
         for adversarial in self.adversarials:
             yield f"adversarial {adversarial.param}", adversarial.domain
             if adversarial.premise is not None:

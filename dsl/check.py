@@ -16,7 +16,7 @@ import jinja2.meta
 from . import ast as A
 from . import schema
 from . import types as T
-from .conventions import ORDINALS
+from .conventions import CHOICE_ANSWER_TYPES, MAX_CHOICES, ORDINALS
 from .diagnostics import Diagnostic, choices, did_you_mean
 from .functions import FUNCTIONS, OPTION_REASONS
 from .metadata import CATEGORIES, DIFFICULTIES, TEMPLATE_ENVS
@@ -88,6 +88,8 @@ class Checker(Visitor):
             self._expect(condition, T.BOOLEAN, "a require condition")
         self._check_answer()
         self._check_accept()
+        if t.choices is not None:
+            self._check_choices(t.choices)
         for evidence in t.evidence:
             self._check_evidence(evidence)
         for adversarial in t.adversarials:
@@ -217,6 +219,34 @@ class Checker(Visitor):
             self.error(t.accept.span, f"'accept' must be a list of answers ({T.ListOf(answer)}), not {ty}",
                        "give every correct answer, e.g. 'accept routes' where 'answer routes[1]'")
 
+    def _check_choices(self, clause: A.Choices) -> None:
+        t = self.template
+        least = 3 if clause.none else 2
+        if not least <= clause.count <= MAX_CHOICES:
+            self.error(clause.count_span, f"'choices' takes {least} to {MAX_CHOICES} options, not {clause.count}",
+                       "an option is named by a letter, A to Z" if clause.count > MAX_CHOICES else
+                       "the answer and at least one distractor" + (", besides 'none of these'" if clause.none else ""))
+        answer_type = t.answer_type.value if t.answer_type else None
+        if answer_type is not None and answer_type not in CHOICE_ANSWER_TYPES:
+            self.error(t.answer_type.span, f"answer_type {answer_type} cannot be multiple choice",
+                       f"options are single values: {choices(CHOICE_ANSWER_TYPES)}")
+            return
+        ty = self.expr(clause.domain, Scope())
+        if ty is None:
+            return
+        for node in A.walk(clause.domain):
+            if isinstance(node, A.ParamRef) or isinstance(node, A.Name) and node.ref and node.ref[0] == "let":
+                self.error(node.span, "the distractors of 'choices' are drawn per episode: their domain cannot "
+                                      "read a parameter or a let", "draw them from a column or vocab.KIND")
+                return
+        answer = t.answer.ty if t.answer is not None else None
+        if not isinstance(ty, (T.Bag, T.ListOf)):
+            self.error(clause.domain.span, f"'choices' draws distractors from a set of values, not {ty}",
+                       "draw them from a column (steps.action), a list or vocab.KIND")
+        elif answer is not None and not T.comparable(ty.element, answer):
+            self.error(clause.domain.span, f"distractors of type {ty.element} for an answer of type {answer}",
+                       "draw them from values of the answer's kind, so that each could be the answer")
+
     def _check_evidence(self, evidence: A.Expr) -> None:
         ty = self.expr(evidence, Scope())
         if ty is None:
@@ -291,10 +321,17 @@ class Checker(Visitor):
                     self.error(_span_in_string(question, name),
                                f"question variable '{name}' is a let, but a false-premise question has no lets",
                                "show parameters only in the question of a template with an adversarial clause")
-            for name in sorted(set(self.params) - variables):
+            for name in sorted(set(self.params) - variables - self._shown_as_option()):
                 self.error(question.span, f"the question does not mention parameter '{name}'",
                            f"show it, e.g. {{{{ {name} }}}}, or the question cannot be understood")
         return all_variables - {HORIZON_VARIABLE}
+
+    def _shown_as_option(self) -> set[str]:
+        """The parameter a multiple-choice answer is (`answer $p`): its value is shown as an option."""
+        t = self.template
+        if t.choices is not None and isinstance(t.answer, A.ParamRef):
+            return {t.answer.name}
+        return set()
 
     # ---- expressions ----
     def _expect(self, expr: A.Expr, expected: T.Type, what: str) -> None:

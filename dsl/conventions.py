@@ -20,6 +20,13 @@ ORDINAL_WORDS = {**{value: word.replace("_", "-") for word, value in ORDINALS.it
 
 TIE_RULES = ("first", "last", "alpha", "unique")
 
+# Multiple choice (CONVENTIONS.md, Multiple choice): the answer types whose answers are single values an
+# option can hold, how many options at most (lettered A to Z), and the text of the "none of these" option.
+CHOICE_ANSWER_TYPES = ("step", "integer", "string", "action", "location", "item", "terrain", "achievement",
+                       "direction")
+MAX_CHOICES = 26
+NONE_OF_THESE = "none of these"
+
 # A word is a maximal run of ASCII letters and digits of the text as written, lowercased after it is
 # found: lowercasing first would turn two other characters into ASCII letters and join them to a word
 # (U+212A KELVIN SIGN into 'k', U+0130 LATIN CAPITAL LETTER I WITH DOT ABOVE into 'i').

@@ -18,11 +18,11 @@ from . import ast as A
 from .diagnostics import Diagnostic, did_you_mean
 
 CLAUSE_KEYWORDS = ("env", "category", "difficulty", "answer_type", "param", "let", "require",
-                   "question", "answer", "accept", "evidence", "adversarial")
+                   "question", "answer", "accept", "evidence", "adversarial", "choices")
 _CLAUSE_START = re.compile(r"^[ \t]*(%s)\b" % "|".join(CLAUSE_KEYWORDS))
 _TEMPLATE_START = re.compile(r"^template\b", re.MULTILINE)
 _MAX_RECOVERIES = 50
-_SINGLE_CLAUSES = ("env", "category", "difficulty", "answer_type", "answer", "accept")
+_SINGLE_CLAUSES = ("env", "category", "difficulty", "answer_type", "answer", "accept", "choices")
 _LIST_CLAUSES = {"param": "params", "let": "lets", "require": "requires", "question": "questions",
                  "adversarial": "adversarials"}
 
@@ -120,6 +120,14 @@ class _ToAst(Transformer):
 
     def accept_clause(self, meta, children):
         return "accept", children[0]
+
+    def choices_clause(self, meta, children):
+        count, domain, none_option = children
+        return "choices", A.Choices(int(count), domain, none_option is not None, _span_of_meta(meta),
+                                    _span_of_token(count))
+
+    def none_option(self, meta, children):
+        return True
 
     def evidence_clause(self, meta, children):
         return "evidence", list(children)

@@ -36,7 +36,8 @@ from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
-from .sample import domain_sample_sql, kcol, keyed_top_n_sql, numbered_sql, sample_sql, value_key, value_keys_sql
+from .sample import (SEED_SQL, domain_sample_sql, kcol, keyed_top_n_sql, numbered_sql, sample_sql, value_key,
+                     value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
@@ -291,6 +292,7 @@ class _Lowering:
         if checked.answer_type == "location":
             shown.append(("answer", "display_answer"))
         joins, columns = [], []
+        names = None
         if shown:
             rooms = lo.table(schema.JERICHO_ROOMS)
             names = lo.add("rooms", "index", (), f"SELECT episode_id, room, any_value(display_name) AS display_name "
@@ -299,6 +301,13 @@ class _Lowering:
                 joins.append(f"LEFT JOIN {names} qd{number} ON qd{number}.episode_id = c.episode_id "
                              f"AND qd{number}.room = c.{value}")
                 columns.append(f"qd{number}.display_name AS {column}")
+        where = ""
+        if t.choices is not None:
+            distractors = self._distractors(candidates, t.choices, names if checked.answer_type == "location" else None)
+            joins.append(f"LEFT JOIN {distractors} qc ON {_binding_match('qc', list(self.params))}")
+            columns.append("qc.distractors")
+            where = (f" WHERE len(qc.distractors) >= CASE WHEN c.adversarial THEN {t.choices.needed(True)} "
+                     f"ELSE {t.choices.needed(False)} END")
         helpers = []
         if self.premise and t.adversarials:
             # The premise is false where its condition does not hold (computed with the side's rows), or,
@@ -319,8 +328,38 @@ class _Lowering:
         order = ", ".join(["episode_id", "adversarial"] + [pcol(p) for p in self.params])
         extra = "".join(f", {c}" for c in columns)
         exclude = f" EXCLUDE ({', '.join(helpers)})" if helpers else ""
-        return f"SELECT c.*{exclude}{extra} FROM {candidates} c{''.join(' ' + j for j in joins)} ORDER BY {order}"
+        return (f"SELECT c.*{exclude}{extra} FROM {candidates} c{''.join(' ' + j for j in joins)}{where} "
+                f"ORDER BY {order}")
 
+
+    def _distractors(self, candidates: str, choices: A.Choices, names: str | None) -> str:
+        """Each candidate's distractors: as many values of the choices domain as there are options besides
+        'none of these' (Choices.slots), none of them among its correct answers (none is, for a false
+        premise), in the order of their MD5 keys (the seed, the template, the binding and the value), as
+        text (a room as its display name). A candidate with fewer than it needs is not asked. The domain is joined
+        with the sampled candidates only, never crossed with itself."""
+        lo = self.lo
+        domain = lo.domain(choices.domain)
+        params = list(self.params)
+        binding = ", ".join(["c.episode_id", "c.adversarial", *(f"c.{pcol(p)}" for p in params)])
+        key = (f"md5_number_lower(concat_ws('|', {SEED_SQL}, {sql_string(self.template.id)}, {binding}, "
+               f"CAST(d.v AS VARCHAR)))")
+        text, join = "CAST(d.v AS VARCHAR)", ""
+        if names is not None:
+            text = "coalesce(n.display_name, CAST(d.v AS VARCHAR))"
+            join = f" LEFT JOIN {names} n ON n.episode_id = d.episode_id AND n.room = d.v"
+        sql = (f"SELECT {binding}, list({text} ORDER BY {key})[1:{choices.slots}] AS distractors "
+               f"FROM {candidates} c JOIN {domain} d ON d.episode_id = c.episode_id{join} "
+               f"WHERE NOT coalesce(list_contains(c.accepted, d.v), FALSE) GROUP BY ALL")
+        return lo.add("distractors", "assemble", tuple(params), sql, "O(cap x domain)",
+                      f"distractors ({choices.slots} a candidate)")
+
+
+
+def _binding_match(alias: str, params: list[str]) -> str:
+    """The row of `alias` that has the candidate's episode, side and binding (null values match)."""
+    return " AND ".join([f"{alias}.episode_id = c.episode_id", f"{alias}.adversarial = c.adversarial",
+                         *(f"{alias}.{pcol(p)} IS NOT DISTINCT FROM c.{pcol(p)}" for p in params)])
 
 
 def _premise_column(param: str) -> str:

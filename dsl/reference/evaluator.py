@@ -113,6 +113,9 @@ class Candidate:
     accepted: list | None = None
     evidence: list[int] = field(default_factory=list)
     displays: dict[str, Any] = field(default_factory=dict)
+    # Multiple choice: the SQL's row holds the distractors drawn; the reference, every value that may be
+    # drawn (the choices domain less the correct answers, as text, sorted). None for an open question.
+    distractors: list[str] | None = None
 
 
 # ---- the evaluator ---------------------------------------------------------------------------------
@@ -148,16 +151,32 @@ class Evaluator(Visitor):
         """Every candidate of every episode: the answerable ones, then each adversarial parameter's."""
         found = []
         for episode in self.episodes:
+            asked = []
             for params in self.bindings(episode):
                 candidate = self.instance(episode, params)
                 if candidate is not None:
-                    found.append(candidate)
+                    asked.append(candidate)
             for adversarial in self.template.adversarials:
                 for params in self.bindings(episode, {adversarial.param: adversarial.domain}):
-                    found.append(Candidate(episode.episode["episode_id"], True, params,
+                    asked.append(Candidate(episode.episode["episode_id"], True, params,
                                            {name: None for name in self.scalar_lets},
                                            displays=self._displays(episode, params, {}, None)))
+            choices = self.template.choices
+            if choices is not None:
+                # A multiple-choice question needs as many wrong values as options besides 'none of these'.
+                for candidate in asked:
+                    candidate.distractors = self.wrong_options(episode, candidate.accepted or [])
+                asked = [c for c in asked if len(c.distractors) >= choices.needed(c.adversarial)]
+            found += asked
         return found
+
+    def wrong_options(self, episode: EpisodeRows, accepted: list) -> list[str]:
+        """The values of the choices domain (per episode) that are not correct answers, as text (a room by
+        its display name), sorted: CONVENTIONS.md, Multiple choice."""
+        rooms = {r["room"]: r["display_name"] for r in episode.tables.get("rooms", [])}
+        as_text = (lambda v: rooms.get(v) or str(v)) if self.checked.answer_type == "location" else str
+        values = self.domain(self.template.choices.domain, Scope(episode, {}, {}))
+        return sorted(as_text(v) for v in values if v not in accepted)
 
     def bindings(self, episode: EpisodeRows, domains: dict[str, A.Expr] | None = None):
         """Every binding of the parameters, in declaration order; `domains` replaces some domains."""

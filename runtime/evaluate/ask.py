@@ -33,6 +33,7 @@ from qtc.runtime.qa.answers import Answer, read_answers
 from qtc.runtime.qa.appendlog import AppendLog
 from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, content_text, json_values, strip_fences
 from .context import ContextMode, Shown, render_context, shown_steps
+from .scoring import option_letter
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 
@@ -51,6 +52,7 @@ ANSWER_FORMS = {
     "yesno": "yes or no", "list": "the values, separated by commas", "steps": "the step numbers, separated by commas",
     "sequence": "the values in the order asked, separated by commas",
 }
+CHOICE_FORM = "the letter of one option"  # a multiple-choice question, whatever its answer type
 SYSTEM_PROMPT = (
     "You are the agent whose log is shown: you played {game}. The log holds, step by step, the action you "
     "chose, your reason for it and what you observed after it. Answer questions about your own past from "
@@ -105,9 +107,23 @@ def plan_batches(con: duckdb.DuckDBPyConnection, questions: list[Question], mode
 
 def build_messages(batch: Batch, context: str, questions: tuple[Question, ...]) -> list[dict]:
     lines = [f"LOG ({batch.description})", context, "", "QUESTIONS"]
-    lines += [f"{n}. [{ANSWER_FORMS[q.answer_type]}] {q.question}" for n, q in enumerate(questions, start=1)]
+    lines += [question_line(n, q) for n, q in enumerate(questions, start=1)]
     return [{"role": "system", "content": SYSTEM_PROMPT.format(game=GAMES[batch.env])},
             {"role": "user", "content": "\n".join(lines)}]
+
+
+def shown_question(question: Question) -> str:
+    """A question's text as the prompt shows it: with its options, each after its letter, if it has any."""
+    if not question.options:
+        return question.question
+    options = "; ".join(f"{option_letter(i)}) {option}" for i, option in enumerate(question.options))
+    return f"{question.question} Options: {options}"
+
+
+def question_line(number: int, question: Question) -> str:
+    """A question as the prompt asks it: its number, the form of its answer, then its text."""
+    form = CHOICE_FORM if question.options else ANSWER_FORMS[question.answer_type]
+    return f"{number}. [{form}] {shown_question(question)}"
 
 
 def _text(value) -> str:

@@ -356,9 +356,35 @@ SCORERS: dict[str, Callable[[str, str, str], float]] = {
 }
 
 
+# A chosen option's letter: "B", "(B)", "B)", "B.", "B: wood", "Option B"; "A lamp" is text, not a letter.
+_OPTION_LETTER = re.compile(r"\s*(?i:option\s+)?\(?([A-Z])(?:[).:,]|\s*$)")
+
+
+def option_letter(index: int) -> str:
+    return chr(ord("A") + index)
+
+
+def chosen_option(options: list[str], prediction: str) -> str | None:
+    """The option a prediction chooses: by its letter, else by its text (as term() reads names); None if
+    it names no option.
+
+    >>> chosen_option(["wood", "stone"], "(B)"), chosen_option(["wood", "stone"], "Wood."), chosen_option(["wood"], "C")
+    ('stone', 'wood', None)
+    """
+    letter = _OPTION_LETTER.match(prediction)
+    if letter:
+        index = ord(letter.group(1)) - ord("A")
+        return options[index] if index < len(options) else None
+    named = [option for option in options if term(option) == term(prediction)]
+    return named[0] if named else None
+
+
 def score_answer(question: Question, prediction: str) -> float:
-    """The question's score for `prediction`, in [0, 1]: the best over its accepted answers."""
+    """The question's score for `prediction`, in [0, 1]: the best over its accepted answers. A multiple-
+    choice question scores 1 only if the prediction chooses the right option (by letter or text)."""
     refuses = says_not_answerable(prediction)
+    if question.options and not question.adversarial:
+        return float(not refuses and chosen_option(question.options, prediction) == question.answer)
     best = 0.0
     for reference in question.references:
         if reference == NOT_ANSWERABLE:

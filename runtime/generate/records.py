@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from dataclasses import dataclass
 
 import jinja2
 
 from qtc.dsl.compile import CompiledTemplate
+from qtc.dsl.conventions import NONE_OF_THESE
 from qtc.dsl.render import RenderError, answer_text, render_question
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 
-from .sampling import seeded_index
+from .sampling import seeded_index, seeded_key
 
 
 class InvalidRecord(Exception):
@@ -94,11 +96,28 @@ class RecordMaker:
         values = [row["answer"], *(row.get("accepted") or [])]
         return list(dict.fromkeys(answer_text(self.compiled.answer_type, value) for value in values))
 
+    def _options(self, row: dict, answers: list[str], qid: str) -> tuple[list[str], list[str]]:
+        """A multiple-choice question's options and its answers (CONVENTIONS.md, Multiple choice): the
+        answer and distractors in an order seeded by the id, then 'none of these' where the template offers
+        it, which for one question in `count` (seeded) is the right option, the answer left out. A false
+        premise shows distractors only; its answer stays `not answerable`. Open questions: ([], answers)."""
+        choices = self.compiled.checked.template.choices
+        if choices is None:
+            return [], answers
+        distractors = list(row["distractors"])
+        none_right = (choices.none and not row["adversarial"]
+                      and seeded_index(self.seed, choices.count, "none of these", qid) == 0)
+        values = distractors if row["adversarial"] or none_right else [answers[0], *distractors[:choices.slots - 1]]
+        random.Random(seeded_key(self.seed, "options", qid)).shuffle(values)
+        options = values + ([NONE_OF_THESE] if choices.none else [])
+        # The right option is the only answer: other right values (accept) are never among the options.
+        return options, [NONE_OF_THESE] if none_right else answers[:1]
+
     def make(self, row: dict, qid: str) -> dict:
         """The record of a candidate row whose id is `qid`; raises RenderError or InvalidRecord."""
         episode = self.episodes[row["episode_id"]]
         text = self.questions[seeded_index(self.seed, len(self.questions), "question", qid)]
-        answers = self._answers(row)
+        options, answers = self._options(row, self._answers(row), qid)
         record = {
             "id": qid, "episode_id": row["episode_id"], "env": episode.env, "game": episode.game,
             "template_id": self.compiled.id, "category": self.compiled.category,
@@ -106,7 +125,7 @@ class RecordMaker:
             "question": render_question(self.jinja_env, text, self._variables(row)),
             "answer": answers[0], "accepted_answers": answers, "adversarial": bool(row["adversarial"]),
             "bindings": self.bindings(row), "evidence": list(row["evidence"] or []),
-            "horizon": self.horizon, "seed": self.seed, "template_hash": self.template_hash,
+            "horizon": self.horizon, "seed": self.seed, "template_hash": self.template_hash, "options": options,
         }
         check_record(record, min(episode.n_steps, self.horizon or episode.n_steps))
         return record

@@ -14,5 +14,10 @@ QUESTION_SPEC = {
     "answer": "str", "accepted_answers": ("list", "str"), "adversarial": "bool",
     "bindings": ("dict", "str"), "evidence": ("list", "int"), "horizon": ("null", "int"),
     "seed": "int", "template_hash": "str",
+    # Multiple choice: the options in the order shown (the answer is one of them); empty for an open
+    # question (not null: readers that infer a column's type from its first rows, as pyarrow's JSON reader
+    # does, fail on a list column that starts null). QA sets written before options existed lack the
+    # field: read as empty.
+    "options": ("list", "str"),
 }
 FIELDS = tuple(QUESTION_SPEC)

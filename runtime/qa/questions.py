@@ -6,7 +6,7 @@ its file, line (or row) and field, before any question is asked or scored.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from qtc.dsl.metadata import CATEGORIES
@@ -37,6 +37,7 @@ class Question:
     horizon: int | None
     seed: int
     template_hash: str
+    options: list[str] = field(default_factory=list)  # multiple choice: the options as shown; [] for an open question
 
     @property
     def references(self) -> list[str]:
@@ -48,6 +49,7 @@ class Question:
 
 
 def _question(record: dict, where: str) -> Question:
+    record.setdefault("options", [])
     _check(record, QUESTION_SPEC, where, "")
     for name, allowed in (("category", CATEGORIES), ("answer_type", tuple(ANSWER_TYPES))):
         if record[name] not in allowed:
@@ -56,6 +58,8 @@ def _question(record: dict, where: str) -> Question:
     if record["adversarial"] != (record["answer"] == NOT_ANSWERABLE):
         raise UserError(f"{where}: field 'answer': '{NOT_ANSWERABLE}' is the answer of every adversarial "
                         "question and of nothing else")
+    if record["options"] and not record["adversarial"] and record["answer"] not in record["options"]:
+        raise UserError(f"{where}: field 'answer': {record['answer']!r} is not among the options")
     return Question(**{f.name: record[f.name] for f in fields(Question)})
 
 

@@ -22,7 +22,7 @@ SUFFIXES = (".jsonl", ".parquet")
 
 _COLUMN_TYPES = {
     "accepted_answers": pa.list_(pa.string()), "adversarial": pa.bool_(), "evidence": pa.list_(pa.int64()),
-    "horizon": pa.int64(), "seed": pa.int64(),
+    "horizon": pa.int64(), "seed": pa.int64(), "options": pa.list_(pa.string()),
 }
 
 

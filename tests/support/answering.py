@@ -7,9 +7,10 @@ import json
 import re
 from pathlib import Path
 
-from support.handmade_qa import question
+from support.handmade_qa import as_question, question
 from support.openai_stub_server import AnswerPolicy
 from qtc.cli import main
+from qtc.runtime.evaluate.ask import shown_question
 
 CRAFTER = "crafter-scripted-s0"
 
@@ -25,8 +26,13 @@ def crafter_questions(crafter_db, count: int = 6, horizon: int | None = None) ->
 
 def policy_for(records: list[dict], behaviours: dict[str, str] | None = None, **options) -> AnswerPolicy:
     behaviours = behaviours or {}
-    return AnswerPolicy({r["question"]: (r["answer"], behaviours.get(r["id"], "correct")) for r in records},
+    return AnswerPolicy({prompt_text(r): (r["answer"], behaviours.get(r["id"], "correct")) for r in records},
                         **options)
+
+
+def prompt_text(record: dict) -> str:
+    """A question record's text as the answering prompt shows it (with its options)."""
+    return shown_question(as_question(record))
 
 
 def answer(qa: Path, traces, url: str, out: Path, *extra: str) -> int:

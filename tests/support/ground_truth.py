@@ -116,7 +116,8 @@ def sql_candidates(con: duckdb.DuckDBPyConnection, compiled: CompiledTemplate,
         row["episode_id"], row["adversarial"], {p: row[f"p_{p}"] for p in params},
         {name: row[f"l_{name}"] for name in compiled.lets}, row["answer"], row.get("accepted"),
         row["evidence"] or [],
-        {name: row[f"display_{name}"] for name in [*compiled.room_outputs, "answer"] if f"display_{name}" in row})
+        {name: row[f"display_{name}"] for name in [*compiled.room_outputs, "answer"] if f"display_{name}" in row},
+        row.get("distractors"))
         for row in rows]
 
 
@@ -154,6 +155,11 @@ def differences(actual: list[Candidate], expected: list[Candidate], limit: int =
     for k in sorted(set(got) & set(want), key=repr):
         wrong = {field: (value, outcome(want[k])[field]) for field, value in outcome(got[k]).items()
                  if value != outcome(want[k])[field]}
+        # Against the reference (which gives every value that may be drawn): each drawn once, only from
+        # the wrong values. Two SQL runs (metamorphic tests) may draw differently: the draw hashes values.
+        drawn, pool = got[k].distractors, want[k].distractors
+        if drawn is not None and pool is not None and (len(set(drawn)) != len(drawn) or not set(drawn) <= set(pool)):
+            wrong["distractors"] = (drawn, pool)
         if wrong:
             problems.append(f"{k}: " + "; ".join(f"{field}: SQL {sql!r}, reference {ref!r}"
                                                 for field, (sql, ref) in wrong.items()))

@@ -20,7 +20,7 @@ def question(id: str, question: str = "", answer: str = "yes", answer_type: str 
             "question": question or f"Question {id}?", "answer": answer,
             "accepted_answers": accepted or [answer], "adversarial": adversarial, "bindings": bindings or {},
             "evidence": [] if adversarial else (evidence if evidence is not None else [1]),
-            "horizon": horizon, "seed": 0, "template_hash": "0123456789abcdef"}
+            "horizon": horizon, "seed": 0, "template_hash": "0123456789abcdef", "options": []}
 
 
 def as_question(record: dict) -> Question:

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from support.answering import CRAFTER, answer, asked_in, crafter_questions, policy_for, read_answers_file
+from support.answering import (CRAFTER, answer, asked_in, crafter_questions, policy_for, prompt_text,
+                               read_answers_file)
 from support.handmade_qa import question, write_jsonl
 from support.openai_stub_server import ChatCompletionServer
 from qtc.cli import main
@@ -193,8 +194,8 @@ def test_generated_questions_end_to_end(tmp_path, crafter_trace_dir, jericho_tra
     records = [json.loads(line) for line in qa.read_text().splitlines()]
     assert {r["env"] for r in records} == {"crafter", "jericho"} and any(r["adversarial"] for r in records)
     answers_by_text: dict[str, str] = {}
-    for r in records:
-        assert answers_by_text.setdefault(r["question"], r["answer"]) == r["answer"]
+    for r in records:  # the stub knows a question by its text as shown (a multiple-choice one with its options)
+        assert answers_by_text.setdefault(prompt_text(r), r["answer"]) == r["answer"]
     for mode in ("full", "evidence"):
         out = tmp_path / f"answers-{mode}.jsonl"
         with ChatCompletionServer(policy_for(records)) as server:
@@ -203,7 +204,7 @@ def test_generated_questions_end_to_end(tmp_path, crafter_trace_dir, jericho_tra
             prompt = request["messages"][-1]["content"]
             assert max(map(int, re.findall(r"^(?:Step|Before step) (\d+)", prompt, re.MULTILINE)), default=0) <= 25
         if mode == "evidence":
-            by_text = {r["question"]: r for r in records}
+            by_text = {prompt_text(r): r for r in records}
             for request in server.requests:
                 prompt = request["messages"][-1]["content"]
                 shown = set(map(int, re.findall(r"^Step (\d+)$", prompt, re.MULTILINE)))

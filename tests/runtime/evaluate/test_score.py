@@ -254,6 +254,45 @@ def test_accepted_answers_score_the_best_match():
     assert score("abcdef", "xyzabd", "string", accepted=["abcdef", "xyzabc"]) == pytest.approx(5 / 6)
 
 
+# --- multiple choice ------------------------------------------------------------------------------------
+
+CHOICE = dict(answer="do", answer_type="action", env="crafter", game="crafter")
+OPTIONS = ["noop", "do", "sleep", "none of these"]
+
+
+@pytest.mark.parametrize("prediction, expected", [
+    ("B", 1.0), ("(B)", 1.0), ("B)", 1.0), ("B.", 1.0), ("B: do", 1.0), ("Option B", 1.0), ("option b", 0.0),
+    ("do", 1.0), ("Do.", 1.0), ("A", 0.0), ("noop", 0.0), ("D", 0.0), ("E", 0.0), ("none of these", 0.0),
+    ("not answerable", 0.0), ("I think it was do", 0.0),
+])
+def test_a_multiple_choice_answer_scores_only_the_right_option(prediction, expected):
+    q = as_question({**question("m", **CHOICE), "options": OPTIONS})
+    assert score_answer(q, prediction) == expected
+
+
+def test_none_of_these_and_false_premises_in_multiple_choice():
+    none_right = as_question({**question("n", **{**CHOICE, "answer": "none of these"}), "options": OPTIONS})
+    assert [score_answer(none_right, p) for p in ("D", "None of these", "do", "B")] == [1.0, 1.0, 0.0, 0.0]
+    premise = as_question({**question("p", **{**CHOICE, "answer": "not answerable"}), "options": OPTIONS})
+    assert [score_answer(premise, p) for p in ("not answerable", "D", "B")] == [1.0, 0.0, 0.0]
+
+
+def test_the_prompt_shows_the_options_with_their_letters():
+    from qtc.runtime.evaluate.ask import question_line
+
+    q = as_question({**question("m", "What did you do at step 3?", **CHOICE), "options": OPTIONS})
+    assert question_line(2, q) == ("2. [the letter of one option] What did you do at step 3? Options: A) noop; "
+                                   "B) do; C) sleep; D) none of these")
+    assert question_line(1, as_question(question("o", "Open?"))) == "1. [yes or no] Open?"
+
+
+def test_a_qa_record_whose_answer_is_not_an_option_is_refused(tmp_path, capsys):
+    record = {**question("m", **CHOICE), "options": ["noop", "sleep"]}
+    qa = write_jsonl(tmp_path / "qa.jsonl", [record])
+    assert main(["score", "--qa", str(qa), "--answers", str(write_jsonl(tmp_path / "a.jsonl", []))]) == 2
+    assert "field 'answer': 'do' is not among the options" in capsys.readouterr().err
+
+
 # --- report ---------------------------------------------------------------------------------------------
 
 # (id, category, answer, type, prediction, score): 1-3 single_hop, 4-5 adversarial, 6-7 temporal.

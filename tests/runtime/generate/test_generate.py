@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from support.handmade import template
+from support.paths import TEMPLATES
 from qtc.cli import main
 from qtc.dsl import ast as A
 from qtc.dsl.conventions import words
@@ -86,7 +87,7 @@ def test_every_record_has_every_field_with_its_type_and_readers_agree(tmp_path, 
     records = generate(out, trace_dirs, *FAST)
     assert {r["env"] for r in records} == {"crafter", "jericho"}
     types = {"difficulty": (str, type(None)), "accepted_answers": list, "adversarial": bool, "bindings": dict,
-             "evidence": list, "horizon": type(None), "seed": int}
+             "evidence": list, "horizon": type(None), "seed": int, "options": list}
     for record in records:
         assert list(record) == list(FIELDS)
         for name in FIELDS:
@@ -94,12 +95,40 @@ def test_every_record_has_every_field_with_its_type_and_readers_agree(tmp_path, 
         assert record["accepted_answers"][0] == record["answer"]
         assert (record["answer"] == NOT_ANSWERABLE) == record["adversarial"] == (not record["evidence"])
         assert all(isinstance(v, str) for v in record["bindings"].values())
+        assert not record["options"] or record["adversarial"] or record["answer"] in record["options"]
     assert len({r["id"] for r in records}) == len(records)
     # One line per question, read as it is by DuckDB and by pyarrow (which pandas and datasets use).
     assert duckdb.connect().execute(f"SELECT count(*) FROM read_json_auto('{out}')").fetchone()[0] == len(records)
     assert pa_json.read_json(out, read_options=pa_json.ReadOptions(block_size=1 << 12)).num_rows == len(records)
     pandas = pytest.importorskip("pandas")
     assert len(pandas.read_json(out, lines=True)) == len(records)
+
+
+def test_multiple_choice_records(tmp_path, trace_dirs, trace_db):
+    """Options: the answer once among distractors that are no right answer, shuffled by the seed, then
+    'none of these' where the template offers it, right for about one question in four."""
+    from qtc.dsl.conventions import NONE_OF_THESE
+
+    choices = [TEMPLATES / "crafter" / "choices.qtpl", TEMPLATES / "jericho" / "choices.qtpl"]
+    flags = ["--templates", *map(str, choices), "--max-per-template", "200", "--adversarial-ratio", "0", "--quiet"]
+    records = generate(tmp_path / "qa.jsonl", trace_dirs, *flags)
+    actions = dict(((e, s), a) for e, s, a in trace_db.execute("SELECT episode_id, step, action FROM crafter_steps").fetchall())
+    action_at = [r for r in records if r["template_id"] == "crafter.choice_action_at"]
+    assert len(action_at) >= 100 and {r["template_id"] for r in records} >= {"crafter.choice_never_seen",
+                                                                              "jericho.choice_first_gain_after"}
+    for r in records:
+        options = r["options"]
+        assert len(options) == len(set(options)) and r["answer"] in options and r["accepted_answers"] == [r["answer"]]
+    for r in action_at:
+        truth = actions[(r["episode_id"], int(r["bindings"]["t"]))]
+        assert len(r["options"]) == 4 and r["options"][-1] == NONE_OF_THESE
+        assert r["answer"] == truth if truth in r["options"] else r["answer"] == NONE_OF_THESE
+    none_right = sum(r["answer"] == NONE_OF_THESE for r in action_at) / len(action_at)
+    assert 0.1 < none_right < 0.4
+    assert len({r["options"].index(r["answer"]) for r in action_at if r["answer"] != NONE_OF_THESE}) == 3
+    again = generate(tmp_path / "again.jsonl", trace_dirs, *flags, "--seed", "1")
+    assert [r["options"] for r in again if r["template_id"] == "crafter.choice_action_at"] != \
+        [r["options"] for r in action_at]
 
 
 def test_answers_are_the_tables_own(tmp_path, trace_dirs, trace_db):
