@@ -253,3 +253,30 @@ def test_a_jericho_episode_has_no_screens(tmp_path, trace_db, jericho_trace_dir,
     assert answer(qa, [jericho_trace_dir], UNREACHABLE, tmp_path / "a.jsonl", "--context", "mosaic") == 2
     assert (f"--context mosaic: episode '{episode}' is a jericho episode; only Crafter episodes have screens"
             in _one_line_error(capsys))
+
+
+@pytest.mark.skipif(os.environ.get("QTC_REAL_MODEL") != "1",
+                    reason="a real vision model: set QTC_REAL_MODEL=1 (docs/evaluation.md says what to install)")
+def test_a_real_small_vision_model_reads_the_mosaics(recorded, tmp_path):
+    """A vision model served by llama-cpp-python's server on 127.0.0.1 answers from a mosaic and the log.
+    No PyPI package ships a vision model's weights, so the model is a local GGUF file and its image
+    projector, named by QTC_VISION_MODEL and QTC_VISION_MMPROJ (QTC_VISION_CHAT_FORMAT: the server's chat
+    format for it, moondream2 by default). Its answers may be poor; the point is real image parts read by a
+    real model, end to end."""
+    llama_server = pytest.importorskip("llama_cpp.server", reason="pip install 'llama-cpp-python[server]'")
+    model, projector = os.environ.get("QTC_VISION_MODEL"), os.environ.get("QTC_VISION_MMPROJ")
+    if not (model and projector and Path(model).is_file() and Path(projector).is_file()):
+        pytest.skip("no small vision model is installable from PyPI here: set QTC_VISION_MODEL and "
+                    "QTC_VISION_MMPROJ to a GGUF vision model and its projector file")
+    chat_format = os.environ.get("QTC_VISION_CHAT_FORMAT", "moondream2")
+    with llama_cpp_server(llama_server.__name__, tmp_path / "llama-server.log", "--model", model,
+                          "--clip_model_path", projector, "--chat_format", chat_format, "--n_ctx", "8192") as url:
+        records = [r for r in recorded.records if r["horizon"] == HORIZONS[0] and not r["adversarial"]][:3]
+        qa = write_jsonl(tmp_path / "qa.jsonl", records)
+        out = tmp_path / "answers.jsonl"
+        assert main(["answer", "--qa", str(qa), "--traces", str(recorded.traces), "--model", "vision",
+                     "--base-url", url, "--context", "last:5+mosaic", "--out", str(out), "--quiet"]) == 0
+        answers = read_answers_file(out)
+        assert sorted(a["id"] for a in answers) == sorted(r["id"] for r in records)
+        assert all(a["usage"]["prompt_tokens"] > 0 for a in answers)
+        assert main(["score", "--qa", str(qa), "--answers", str(out), "--bootstrap", "20"]) == 0
