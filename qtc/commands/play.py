@@ -47,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "to process; see docs/trace-format.md)")
     parser.add_argument("--frames", action="store_true",
                         help="Crafter: keep every step's 64x64 screen beside the trace, <id>.frames.npz "
-                             "(about 1.7 KB a step), for --context frames or mosaic in qtc answer")
+                             "(0.4-0.9 KB a step by day, about 6 KB at night), for --context frames or "
+                             "mosaic in qtc answer")
     parser.add_argument("--vision", action="store_true",
                         help="Crafter, llm agent: show the model the screen (an image) and the HUD line "
                              "instead of the text view (a vision model)")

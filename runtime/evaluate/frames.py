@@ -113,6 +113,11 @@ def tile(cells: list[np.ndarray], cols: int) -> np.ndarray:
     return canvas
 
 
+def screen_url(frame: np.ndarray, step: int, cell: int) -> str:
+    """A screen as a model is shown it alone (a labelled cell), as a PNG data URL: for pages."""
+    return image_part(png_bytes(labelled_cell(frame, step, cell)))["image_url"]["url"]
+
+
 def thinned(steps: list[int], limit: int) -> list[int]:
     """At most `limit` of `steps`, evenly spaced, the first and last kept."""
     if len(steps) <= limit:

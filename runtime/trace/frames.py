@@ -3,7 +3,8 @@
 The archive (NumPy's compressed .npz) holds one array, `frames`, of shape (n_steps + 1, 64, 64, 3) and
 type uint8 (RGB): frame 0 is the screen before step 1, frame t the screen after step t, which is also
 what the agent saw before step t+1; so frame t shows the state of step t's state block in a context.
-Crafter's screens are mostly repeated textures: about 1.7 KB a step compressed (12 KB raw).
+Compressed, a daytime screen (mostly repeated textures) takes 0.4-0.9 KB and a night one (Crafter's
+random noise) about 5.8 KB, against 12 KB raw (docs/trace-format.md has the measurements).
 
 `qtc load` records where each episode's frames are in the table `episode_frames` (episode_id, path,
 frames, height, width); an episode without frames has no row, and a store loaded before frames existed

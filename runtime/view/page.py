@@ -4,10 +4,12 @@ It shows the scoring report's numbers as they are (`runtime/evaluate/report.py`:
 their bootstrap intervals, overall, per category and per template, one bar per model), and a table of
 every question and model that filters by category, template, game, model and result. A question's
 row opens on its details: the accepted answers, bindings, each model's prediction and score, its
-evidence steps as the answering prompt renders them (evidence blocks highlighted), and for a spatial
-question the Crafter map or the Jericho room graph it asks about. Details that questions share (the
-same evidence of one episode, the same map) are written once and copied in by the page's script when
-opened, which keeps the file small. Nothing is fetched when the page is viewed.
+evidence steps as the answering prompt renders them (evidence blocks highlighted), the screens of a
+Crafter question's evidence steps when its episode was recorded with frames (labelled as a model is shown
+them, at most MAX_SCREENS, evenly chosen), and for a spatial question the Crafter map or the Jericho room
+graph it asks about. Details that questions share (the same evidence of one episode, the same map) are
+written once and copied in by the page's script when opened, which keeps the file small. Nothing is
+fetched when the page is viewed.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from typing import Callable
 import duckdb
 
 from qtc.runtime.evaluate.context import ContextMode, context_blocks, crafter_legend, shown_steps
+from qtc.runtime.evaluate.frames import screen_url, thinned
 from qtc.runtime.evaluate.report import ADVERSARIAL, percent_cell
 from qtc.runtime.qa.answers import AnswerSet
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.spatial.udf import SpatialData
+from qtc.runtime.trace.frames import episode_frames, frames_file
 
 from .charts import bar_chart, legend
 from .maps import crafter_map, room_graph
@@ -30,6 +34,9 @@ from .maps import crafter_map, room_graph
 EVIDENCE = ContextMode.parse("evidence")
 GROUPINGS = ("category", "template")  # the groupings the page charts; the report must hold them
 FILTERS = ("category", "template", "game", "model", "result")
+# A question's screens: few, since each is a data URL in the page (about 3 KB at 128 pixels).
+MAX_SCREENS = 8
+SCREEN_CELL = 128  # pixels a side: the 64-pixel screen at twice its size, its step in the corner
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,18 @@ class Episodes:
             parts.append(f'<pre class="block{" evidence" if marked else ""}">{escape(block.text)}</pre>')
         return "".join(parts) or '<p class="none">(no steps are shown)</p>'
 
+    def screen_evidence(self, q: Question) -> tuple[int, ...]:
+        """A Crafter question's evidence steps up to its horizon, whose screens the page shows; none when
+        its episode was recorded without frames."""
+        if q.env != "crafter" or frames_file(self.con, q.episode_id) is None:
+            return ()
+        return tuple(sorted({s for s in q.evidence if 0 <= s <= self.horizon(q)}))
+
+    def screen_figure(self, episode_id: str, step: int) -> str:
+        url = screen_url(episode_frames(self.con, episode_id)[step], step, SCREEN_CELL)
+        return (f'<figure class="screen"><img src="{url}" width="{SCREEN_CELL}" height="{SCREEN_CELL}" '
+                f'alt="{_screen_name(step)}"><figcaption>{_screen_name(step)}</figcaption></figure>')
+
     def room_names(self, episode_id: str) -> dict[int, str]:
         return dict(self.con.execute("SELECT room, coalesce(display_name, name) FROM jericho_rooms "
                                      "WHERE episode_id = ?", [episode_id]).fetchall())
@@ -114,6 +133,10 @@ class Episodes:
             target = self.room_before(q.episode_id, step)
         return ((q.episode_id, step, here, target),
                 lambda: room_graph(history.graph_before(step), names, here, target))
+
+
+def _screen_name(step: int) -> str:
+    return "the start" if step == 0 else f"after step {step}"
 
 
 def _step_binding(q: Question, names: tuple[str, ...]) -> int | None:
@@ -175,6 +198,16 @@ def _question_details(q: Question, runs: list[Run], scores: list[dict], episodes
     if figure is not None:
         key, draw = figure
         parts.append("<h4>Map</h4>" + fragments.placeholder(("figure", key), draw))
+    evidence = episodes.screen_evidence(q)
+    if evidence:
+        shown = thinned(list(evidence), MAX_SCREENS)
+        # Each screen is written once, however many questions show it.
+        figures = "".join(fragments.placeholder(("screen", q.episode_id, step),
+                                                lambda step=step: episodes.screen_figure(q.episode_id, step))
+                          for step in shown)
+        note = (f'<p class="none">{len(shown)} of the {len(evidence)} evidence steps, evenly chosen.</p>'
+                if len(shown) < len(evidence) else "")
+        parts.append(f'<h4>Screens of the evidence steps</h4><div class="screens">{figures}</div>{note}')
     parts.append("<h4>Evidence, as the model is shown it</h4>" + fragments.placeholder(
         ("evidence", q.episode_id, shown_steps(EVIDENCE, episodes.horizon(q), q.evidence), tuple(q.evidence)),
         lambda: episodes.evidence_html(q)))
@@ -228,7 +261,9 @@ pre.evidence{background:#fff6c4;border-left-color:#e0a800}pre.legend{color:#666}
 svg.rooms line.edge{stroke:#999;stroke-width:1.2}svg.rooms line.path{stroke:#d81b60;stroke-width:3}
 svg.rooms rect{fill:#fff;stroke:#666}svg.rooms .here rect{fill:#bbdefb;stroke:#0d47a1}
 svg.rooms .target rect{fill:#ffe082;stroke:#b28900}svg.rooms .on-path rect{stroke:#d81b60}
-svg.rooms text{font-size:11px}figure{margin:0}figcaption{font-size:13px;font-weight:600}.none{color:#777;font-style:italic}
+svg.rooms text{font-size:11px}.screens{display:flex;flex-wrap:wrap;gap:6px}
+figure.screen img{image-rendering:pixelated;display:block}figure.screen figcaption{font-weight:400;font-size:12px}
+figure{margin:0}figcaption{font-size:13px;font-weight:600}.none{color:#777;font-style:italic}
 """
 
 SCRIPT = """

