@@ -8,6 +8,7 @@ on both. A call is typed by its function's record (dsl/functions/).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import jinja2
@@ -358,8 +359,12 @@ class Checker(Visitor):
         if isinstance(value, bool):
             return T.BOOLEAN
         if isinstance(value, int):
+            if not -2**63 <= value < 2**63:
+                self.error(e.span, "this integer does not fit 64 bits", f"integers run from {-2**63} to {2**63 - 1}")
             return T.INTEGER
         if isinstance(value, float):
+            if not math.isfinite(value):
+                self.error(e.span, "this number is too large to be a float", "write a number below 1e308")
             return T.FLOAT
         if isinstance(value, str):
             return T.STRING

@@ -77,7 +77,10 @@ def load_library(paths: list[str | Path]) -> Library:
             owner = _owner(file_results, diagnostic.span.line)
             (owner.diagnostics if owner else file_diagnostics).append(diagnostic)
         for template in templates:
-            result = next(r for r in file_results if r.line == template.span.line)
+            result = next((r for r in file_results if r.line == template.span.line and r.id == template.id), None)
+            if result is None:  # a header the line scan missed: after a '}' on the same line
+                result = TemplateResult(template.id, name, template.span.line)
+                file_results.append(result)
             checked, diagnostics = check_template(template, jinja_env)
             result.diagnostics += diagnostics
             if checked is not None:
@@ -86,7 +89,7 @@ def load_library(paths: list[str | Path]) -> Library:
                 except Unsupported as reason:
                     result.diagnostics.append(Diagnostic(name, template.span, f"the compiler cannot run this "
                                                          f"template yet: {reason}", "write it another way"))
-        results += file_results
+        results += sorted(file_results, key=lambda r: r.line)
     _report_duplicate_ids(results)
     return Library(results, file_diagnostics, sources)
 

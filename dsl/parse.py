@@ -231,7 +231,10 @@ class _ToAst(Transformer):
         return A.ParamRef(_span_of_meta(meta), str(children[0]))
 
     def int_literal(self, meta, children):
-        return A.Literal(_span_of_meta(meta), int(children[0]))
+        # Past 20 digits no literal fits 64 bits: such a literal stands as 2**63, which the checker refuses
+        # (Python would refuse to convert one of over 4,300 digits at all).
+        digits = str(children[0])
+        return A.Literal(_span_of_meta(meta), int(digits) if len(digits) <= 20 else 2 ** 63)
 
     def float_literal(self, meta, children):
         return A.Literal(_span_of_meta(meta), float(children[0]))

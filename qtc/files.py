@@ -1,4 +1,5 @@
-"""Atomic file writes: a reader sees the old file or the whole new one, never half of one.
+"""Atomic file writes: a reader sees the old file or the whole new one, never half of one; and JSONL
+lines, as every qtc output writes them.
 
 The new file gets the permissions any other tool would give it (0666 less the umask); a temporary file
 from `tempfile` alone would be 0600, unreadable to the rest of a group sharing the outputs.
@@ -7,6 +8,7 @@ from `tempfile` alone would be 0600, unreadable to the rest of a group sharing t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -41,3 +43,22 @@ def write_text_atomic(path: Path, text: str) -> None:
         out.write(text)
         out.flush()
         os.fsync(out.fileno())
+
+
+# Characters JSON leaves unescaped that other readers take for line breaks (Python's str.splitlines,
+# JavaScript's line terminators): written raw, they would split a record in two there.
+_RAW_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def jsonl_line(value, sort_keys: bool = False) -> str:
+    r"""One JSONL line, "\n" included: compact JSON, non-ASCII text as it is but for the line breaks
+    other readers split at, escaped. Readers split JSONL at "\n" only.
+
+    >>> line = jsonl_line({"reason": "go\u2028north"})
+    >>> line.splitlines() == [line[:-1]], json.loads(line)["reason"] == "go\u2028north"
+    (True, True)
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+    for raw, escaped in _RAW_LINE_BREAKS.items():
+        text = text.replace(raw, escaped)
+    return text + "\n"

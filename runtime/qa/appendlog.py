@@ -8,6 +8,7 @@ object (and ends it), and cuts it off otherwise; every other reader ignores it a
 
 from __future__ import annotations
 
+from qtc.files import jsonl_line
 import json
 import os
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ class AppendLog:
 
     def append(self, records: list[dict]) -> None:
         # One write per batch: a crash cuts at most the last line short, which read_log repairs.
-        self._stream.write("".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._stream.write("".join(jsonl_line(r)
                                    for r in records))
         self._stream.flush()
         os.fsync(self._stream.fileno())

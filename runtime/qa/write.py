@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from qtc.errors import UserError
-from qtc.files import atomic_path, write_text_atomic
+from qtc.files import atomic_path, jsonl_line, write_text_atomic
 
 from .format import FIELDS
 
@@ -42,7 +42,7 @@ def write_qa(path: Path, records: list[dict]) -> None:
     if path.suffix == ".parquet":
         _write_parquet(path, records)
     else:
-        lines = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
+        lines = (jsonl_line(record) for record in records)
         write_text_atomic(path, "".join(lines))
 
 

@@ -23,7 +23,7 @@ from qtc.dsl import crafter_data, schema
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
-from qtc.files import write_text_atomic
+from qtc.files import jsonl_line, write_text_atomic
 
 FORMAT = "qtc-trace"
 FORMAT_VERSION = schema.FORMAT_VERSION
@@ -193,7 +193,9 @@ def read_episode(path: Path) -> Episode:
         raise UserError(f"{path}: partial recording (interrupted before its end); "
                         "record it again or delete it")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").split("\n")  # at "\n" only: qtc writes no other break
+        if lines[-1] == "":
+            lines.pop()
     except (OSError, UnicodeDecodeError) as error:
         raise UserError(f"{path}: cannot read trace: {error}") from None
     if not lines:
@@ -371,7 +373,7 @@ def is_complete(path: Path) -> bool:
 
 
 def _dump(record: dict) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return jsonl_line(record)[:-1]
 
 
 class EpisodeWriter:

@@ -71,12 +71,8 @@ def test_a_corrupted_trace_is_refused_with_its_place_or_loads_as_written(data):
         assert loaded_steps(con) == steps
 
 
-# Line separators other than '\n' are a known bug (tests/property/test_known_bugs.py): left out here until fixed.
-LINE_SEPARATORS = ["\u2028", "\u2029", "\x85"]
-
-
 @examples(20)
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters=LINE_SEPARATORS)))
+@given(st.text(alphabet=st.characters(codec="utf-8")))
 def test_any_reason_round_trips(reason):
     """Whatever text the agent gives as its reason is loaded back unchanged."""
     assert round_trip(reason) == reason

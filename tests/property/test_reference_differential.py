@@ -10,7 +10,7 @@ checks only the templates that disagreed, so a small counterexample is found qui
 
 Templates that call a function the reference evaluator does not interpret are skipped, each with its
 reason (`pytest -rs` lists them); so are those whose disagreement is a known bug, each shown by a
-strict xfail test with a small trace (tests/property/test_known_bugs.py).
+strict xfail test with a small trace (kept as a regression test in tests/property/test_regressions.py once fixed).
 """
 
 from __future__ import annotations

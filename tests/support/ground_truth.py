@@ -44,7 +44,7 @@ def unsupported_reason(compiled: CompiledTemplate) -> str | None:
 
 
 # Functions whose compiled SQL disagrees with CONVENTIONS.md or the reference, reported to the compiler's
-# owner and each shown by a strict xfail test (tests/property/test_known_bugs.py). The differential test leaves
+# owner and each shown by a strict xfail test (in tests/property/test_regressions.py). The differential test leaves
 # the templates that call them out until the fix lands (then delete the entry and the xfail marker).
 KNOWN_BUG_FUNCTIONS: dict[str, str] = {}
 

@@ -1,0 +1,27 @@
+"""Bugs the property tests found in code these tests do not own, each shown on a small input; fixed
+ones stay as regression tests."""
+
+from __future__ import annotations
+
+import pytest
+from support.fuzzing import assert_reported, round_trip
+
+
+def test_a_template_after_a_brace_on_the_same_line_gets_errors_not_a_traceback():
+    assert_reported("template crafter.a {\n} template crafter.b {\n}\n")
+
+
+@pytest.mark.parametrize("reason", ["go\u2028north", "go\u0085north", "go\u2029north"])
+def test_a_reason_with_a_unicode_line_separator_round_trips(reason):
+    assert round_trip(reason) == reason
+
+
+@pytest.mark.parametrize("answer", ["9" * 5000, "99999999999999999999", "9" * 400 + ".5"])
+def test_a_number_too_large_for_its_type_is_a_positioned_error(answer):
+    from support.fuzzing import compile_text
+
+    text = ("template crafter.t {\n  env crafter\n  category single_hop\n  answer_type integer\n"
+            f"  question \"x\"\n  answer {answer}\n  evidence 1\n}}\n")
+    assert_reported(text)
+    code, stderr, _ = compile_text(text)
+    assert code == 1 and ":6:10: error: " in stderr and ("64 bits" in stderr or "too large" in stderr)
