@@ -39,4 +39,5 @@ def vocabulary() -> dict[str, list[str]]:
     """The vocab rows of the game `crafter`, by kind (schema.VOCAB_KINDS["crafter"])."""
     return {"action": list(ACTIONS), "item": list(ITEMS), "stat": list(STATS),
             "material": list(MATERIALS), "achievement": list(ACHIEVEMENTS),
-            "direction": list(FACINGS.values()), "creature": list(CREATURES)}
+            "direction": list(FACINGS.values()), "creature": list(CREATURES),
+            "terrain": list(PLAYER_ENTERABLE), "collectable": list(COLLECTED_FROM)}

@@ -216,7 +216,10 @@ TABLES: tuple[Table, ...] = (
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
     "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "room": T.STRING},
     "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
-                "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE},
+                "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
+                # What the player can stand on, and what it can collect: the plausible false premises
+                # about terrain underfoot and collections.
+                "terrain": T.MATERIAL, "collectable": T.ITEM},
 }
 
 

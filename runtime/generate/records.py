@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import jinja2
 
 from qtc.dsl.compile import CompiledTemplate
-from qtc.dsl.render import RenderError, answer_text, render_question
+from qtc.dsl import types as T
+from qtc.dsl.render import RenderError, answer_text, render_question, shown, walk_text
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 
 from .sampling import seeded_index
@@ -40,9 +41,12 @@ def short_hash(text: str) -> str:
 
 
 def binding_text(value) -> str:
-    """A parameter value as canonical text: numbers as digits, booleans as true/false, text as it is."""
+    """A parameter value as canonical text: numbers as digits, booleans as true/false, a list (a walk's
+    directions) as the walk's words, text as it is (a name as the trace's identifier)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):
+        return walk_text([binding_text(v) for v in value])
     return str(value)
 
 
@@ -74,14 +78,16 @@ class RecordMaker:
         return question_id(self.compiled.id, row["episode_id"], row["adversarial"], self.bindings(row), self.horizon)
 
     def _variables(self, row: dict) -> dict:
-        """The question's Jinja variables: parameters and scalar lets, rooms by display name."""
+        """The question's Jinja variables: parameters and scalar lets, rooms by display name, other
+        values as render.shown shows them."""
         variables = {"horizon": self.horizon}
         for name in self.compiled.checked.jinja_variables:
-            column = ("display_" if name in self.compiled.room_outputs else
-                      "p_" if name in self.compiled.params else "l_") + name
+            room = name in self.compiled.room_outputs
+            column = ("display_" if room else "p_" if name in self.compiled.params else "l_") + name
             if row.get(column) is None:
                 raise RenderError(f"'{name}' has no value")
-            variables[name] = row[column]
+            ty = T.STRING if room else self.compiled.params.get(name) or self.compiled.lets[name]
+            variables[name] = shown(ty, row[column])
         return variables
 
     def _answers(self, row: dict) -> list[str]:

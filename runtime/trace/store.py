@@ -244,6 +244,12 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
                                                 "material": list(crafter_data.COLLECTED_FROM.values())}))
 
 
+def _vocabulary(header: dict) -> dict[str, list[str]]:
+    """A game's vocabulary: Crafter's is the game's own data (crafter_data), so a trace recorded before a
+    kind was added has it too; a Jericho game's is the one its header recorded."""
+    return crafter_data.vocabulary() if header["env"] == "crafter" else header["vocab"]
+
+
 def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
     """The tables that come from the headers alone."""
     headers = [trace.header for trace in traces]
@@ -252,7 +258,7 @@ def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
             (h["episode_id"], h["env"], h["game"], h["seed"], h["agent"], h["n_steps"], h["ended_by"], h["death_step"],
              h["death_cause"], h["format_version"]) for h in headers]),
         schema.VOCAB: _arrow_table(schema.VOCAB, [(h["game"], kind, value) for h in headers
-                                                  for kind, values in h["vocab"].items() for value in values]),
+                                                  for kind, values in _vocabulary(h).items() for value in values]),
         schema.JERICHO_ROOMS: _arrow_table(schema.JERICHO_ROOMS, [
             (h["episode_id"], room["room"], room["name"], room["display_name"])
             for h in headers if h["env"] == "jericho" for room in h["rooms"]]),
