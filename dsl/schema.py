@@ -26,6 +26,7 @@ class Column:
     name: str
     type: T.Type
     doc: str
+    derived: bool = False  # computed by the store at load from the recorded columns, never in a trace
 
     @property
     def sql_type(self) -> str:
@@ -52,6 +53,11 @@ class Table:
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
+
+    @property
+    def recorded_columns(self) -> tuple[Column, ...]:
+        """The columns a trace's step line holds: every column but the derived ones."""
+        return tuple(c for c in self.columns if not c.derived)
 
     @property
     def relation_type(self) -> T.Relation:
@@ -91,6 +97,8 @@ VOCAB = Table("vocab", "any", (
 JERICHO_STEPS = Table("steps", "jericho", (
     STEP,
     C("action", T.ACTION, "the command sent to the game"),
+    Column("command", T.ACTION, "the action as the game's parser reads it (conventions.command): one "
+           "command written two ways ('n', 'north') is one command; computed at load", derived=True),
     C("reason", T.STRING, "the agent's stated reason (null if it gave none)"),
     C("obs_before", T.STRING, "the observation the agent saw when choosing this action"),
     C("obs_after", T.STRING, "the observation this action produced"),

@@ -38,12 +38,11 @@ import jericho
 from .agents import Choice
 from .jericho_actions import valid_actions
 from .jericho_objects import clean_listed_name, listed_lines, tree
+from qtc.dsl.conventions import DIRECTION_ABBREVIATIONS
 from qtc.runtime.trace.format import episode_id
 
 DIRECTIONS = {
-    "n": "north", "s": "south", "e": "east", "w": "west",
-    "ne": "northeast", "nw": "northwest", "se": "southeast", "sw": "southwest",
-    "u": "up", "d": "down", "in": "in", "inside": "in", "out": "out", "outside": "out",
+    **DIRECTION_ABBREVIATIONS, "in": "in", "inside": "in", "out": "out", "outside": "out",
     **{d: d for d in ("north", "south", "east", "west", "northeast", "northwest", "southeast",
                       "southwest", "up", "down", "upstairs", "downstairs")},
 }

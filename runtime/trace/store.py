@@ -26,6 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
+from qtc.dsl.conventions import command
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
@@ -129,7 +130,7 @@ def _read(reader: duckdb.DuckDBPyConnection, files: list[Path]) -> list[TraceTex
 # ---- building the tables from what was read ----
 
 def _steps_sql(table: schema.Table, env: str) -> str:
-    columns = ", ".join(f's.rec."{c.name}"' for c in table.columns)
+    columns = ", ".join(f's.rec."{c.name}"' for c in table.recorded_columns)
     return f"SELECT f.episode_id, {columns} FROM {env}_lines s JOIN files f USING (file) ORDER BY s.file, s.line"
 
 
@@ -273,7 +274,18 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     for table, sql in TABLE_SQL.items():
         if table.env in envs:
             tables[table] = reader.sql(sql).to_arrow_table()
+    if schema.JERICHO_STEPS in tables:
+        tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
     return tables
+
+
+def with_commands(steps: pa.Table) -> pa.Table:
+    """Jericho's steps with the derived `command` column in its place: each action as the game's parser
+    reads it (CONVENTIONS.md, Commands), by the rule the action scorer uses, so templates that count or
+    compare actions count one command written two ways once."""
+    commands = pa.array([command(action) for action in steps.column("action").to_pylist()], pa.string())
+    position = [c.name for c in schema.JERICHO_STEPS.all_columns].index("command")
+    return steps.add_column(position, "command", commands)
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -74,3 +74,15 @@ def test_known_graph_questions_skip_rooms_never_left_and_cite_the_moves():
     assert {(c.params["t"], c.params["k"]): c.answer for c in candidates} == {(6, 1): 1, (6, 2): 1, (6, 3): 1}
     assert all(c.evidence == [1, 3, 5, 6] for c in candidates)
     assert "each only in the direction you made it" in rendered("jericho.rooms_within_k", t=6, k=1, here="Forest")
+
+
+def test_one_command_written_two_ways_is_one_action():
+    # Raw, 'look' (3 times) beats each spelling of the attack (2 and 2); as commands the attack was
+    # made 4 times, and 'n' and 'north' are one command too.
+    commands = ["Kill thief with nasty knife", "look", "kill thief with nasty knife", "look",
+                "Kill thief with nasty knife", "look", "kill thief with  nasty knife", "n", "north", "go n"]
+    episode = jericho_episode([(("idle", c), None, 0) for c in commands])
+    assert answers("jericho.most_frequent_action", episode)[(1, 10)] == "kill thief with nasty knife"
+    store = store_of([episode])
+    assert store.con.execute("SELECT list(command ORDER BY step) FROM jericho_steps").fetchone()[0][-3:] == \
+        ["north"] * 3

@@ -224,7 +224,7 @@ def test_lines_only_pythons_json_reads_load_as_it_reads_them(tmp_path, jericho_t
     load_traces(con, [path])
     expected = [json.loads(line) for line in lines[1:]]
     expected[0]["action"] = "twice"
-    columns = [c.name for c in schema.JERICHO_STEPS.columns]
+    columns = [c.name for c in schema.JERICHO_STEPS.recorded_columns]
     assert con.execute(f"SELECT {', '.join(columns)} FROM jericho_steps ORDER BY step").fetchall() == \
         [tuple(step[c] for c in columns) for step in expected]
 
