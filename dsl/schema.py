@@ -109,6 +109,8 @@ JERICHO_STEPS = Table("steps", "jericho", (
     C("room_after", T.ROOM, "room (object number) after the action"),
     C("moved", T.BOOLEAN, "whether the action changed the room"),
     C("direction", T.DIRECTION, "compass or other direction of a move, from the command (null if not a move)"),
+    Column("tried_direction", T.DIRECTION, "the direction the command names (conventions.command_direction), "
+           "whether or not it moved the player; a failed move has one; computed at load", derived=True),
     C("inventory_before", T.ListOf(T.ITEM), "items carried before the action, sorted"),
     C("inventory_after", T.ListOf(T.ITEM), "items carried after the action, sorted"),
     C("valid_actions", T.ListOf(T.ACTION), "valid actions before acting (Jericho's finder)"),

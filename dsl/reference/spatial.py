@@ -163,9 +163,12 @@ class EpisodeSpace:
         return found
 
     def exit(self, step: int, room: int, direction: str) -> int | None:
-        """Where a direction leads from a room, if it was taken from there with one outcome only."""
+        """Where a direction leads from a room, if it was taken from there with one outcome only: it
+        always moved the player to the same room, never left it where it was."""
         ends = {after for before, way, after in self.graph(step)[1] if before == room and way == direction}
-        return ends.pop() if len(ends) == 1 else None
+        tried_in_vain = any(s < step and row["room_before"] == row["room_after"] == room
+                            and row["tried_direction"] == direction for s, row in self.steps.items())
+        return ends.pop() if len(ends) == 1 and not tried_in_vain else None
 
     def path_length(self, step, source, target):
         return self.room_distances(step, source).get(target)

@@ -88,8 +88,9 @@ class SpatialData:
         return Loaded(CrafterMaps(tuple(names), initial, changes, {s: (x, y) for s, x, y in positions}, views))
 
     def _load_jericho(self, episode: str) -> Loaded:
-        return Loaded(RoomHistory(self._rows("SELECT step, room_before, direction, room_after, moved "
-                                             "FROM jericho_steps WHERE episode_id = ? ORDER BY step", episode)))
+        return Loaded(RoomHistory(self._rows("SELECT step, room_before, direction, room_after, moved, "
+                                             "tried_direction FROM jericho_steps WHERE episode_id = ? ORDER BY step",
+                                             episode)))
 
 
 def _nearest_answer(convert: Callable[[NearestAnswers], object]) -> Callable:

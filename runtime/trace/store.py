@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
-from qtc.dsl.conventions import command
+from qtc.dsl.conventions import command, command_direction
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
@@ -279,13 +279,20 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     return tables
 
 
+# Jericho's derived step columns, each a rule of dsl/conventions.py applied to the action (CONVENTIONS.md,
+# Commands): `command`, by the rule the action scorer uses, so templates that count or compare actions
+# count one command written two ways once; `tried_direction`, so a room graph knows an exit tried in vain.
+DERIVED_FROM_ACTION = {"command": command, "tried_direction": command_direction}
+
+
 def with_commands(steps: pa.Table) -> pa.Table:
-    """Jericho's steps with the derived `command` column in its place: each action as the game's parser
-    reads it (CONVENTIONS.md, Commands), by the rule the action scorer uses, so templates that count or
-    compare actions count one command written two ways once."""
-    commands = pa.array([command(action) for action in steps.column("action").to_pylist()], pa.string())
-    position = [c.name for c in schema.JERICHO_STEPS.all_columns].index("command")
-    return steps.add_column(position, "command", commands)
+    """Jericho's steps with the derived columns in their places."""
+    actions = steps.column("action").to_pylist()
+    names = [c.name for c in schema.JERICHO_STEPS.all_columns]
+    for name in sorted(DERIVED_FROM_ACTION, key=names.index):
+        values = pa.array([DERIVED_FROM_ACTION[name](action) for action in actions], pa.string())
+        steps = steps.add_column(names.index(name), name, values)
+    return steps
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
