@@ -31,6 +31,11 @@ CREATURES: tuple[str, ...] = tuple(sorted(
     and cls not in (objects.Object, objects.Player)))
 
 
+# Creatures that never move (a planted sapling). The game lets no one walk into a creature's cell; those
+# that move are no lasting obstacle, these are: the map as the player saw it shows them as blocked cells.
+FIXED_CREATURES: tuple[str, ...] = ("plant",)
+
+
 def creature_name(obj) -> str:
     return type(obj).__name__.lower()
 

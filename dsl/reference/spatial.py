@@ -75,10 +75,14 @@ class EpisodeSpace:
                     if r["step"] < step:
                         known[r["x"], r["y"]] = r["material_after"]
             else:
+                # A plant (a creature that never moves) seen on a cell stands there for the material.
+                plants = {(r["step"], r["x"], r["y"]) for r in self.tables.get("creatures", [])
+                          if r["creature"] == "plant"}
                 known = {}
                 for r in sorted(self.tables["view"], key=lambda r: r["step"]):  # later sightings win
                     if r["step"] < step:
-                        known[r["x"], r["y"]] = r["material"]
+                        planted = (r["step"], r["x"], r["y"]) in plants
+                        known[r["x"], r["y"]] = "plant" if planted else r["material"]
             self._known[step, which] = known
         return self._known[step, which]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from qtc.dsl.library import load_library
+from qtc.dsl.reference.spatial import EpisodeSpace
 from support.handmade import make_db
 from support.paths import TEMPLATES
 
@@ -43,6 +44,7 @@ def con():
                     "terrain_before, terrain_after) VALUES ('c2', ?, ?, ?, 2, ?, 2, 'grass', 'grass')",
                     [step, action, C2_X_BEFORE[step - 1], x_after])
     add_c3(con)
+    add_c4(con)
     yield con
     con.close()
 
@@ -118,6 +120,38 @@ def add_c3(con) -> None:
         con.execute("INSERT INTO crafter_steps (episode_id, step, action, x_before, y_before, x_after, y_after, "
                     "terrain_before, terrain_after) VALUES ('c3', ?, ?, ?, 0, ?, 0, 'grass', 'grass')",
                     [step, action, c3_x_after(step - 1), c3_x_after(step)])
+
+
+# Crafter episode c4, 4x2: water at (0, 0), grass elsewhere, a sapling planted at (1, 0) (a plant, seen
+# after every step), the player at (3, 0) waiting for three steps. The plant blocks the cell beside the
+# water on the top row: the way to the water goes round by the bottom row to (0, 1).
+C4_MAP = ["W...", "...."]
+
+
+def add_c4(con) -> None:
+    con.execute("INSERT INTO episodes (episode_id, env, game, seed, agent, n_steps, ended_by) "
+                "VALUES ('c4', 'crafter', 'crafter', 4, 'handmade', 3, 'step_limit')")
+    cells = [(x, y, LEGEND[ch]) for y, row in enumerate(C4_MAP) for x, ch in enumerate(row)]
+    con.executemany("INSERT INTO crafter_map_init VALUES ('c4', ?, ?, ?)", cells)
+    for step in range(4):
+        con.executemany("INSERT INTO crafter_view VALUES ('c4', ?, ?, ?, ?)", [(step, *cell) for cell in cells])
+        con.execute("INSERT INTO crafter_creatures VALUES ('c4', ?, 'plant', 1, 0, 1)", [step])
+    for step in range(1, 4):
+        con.execute("INSERT INTO crafter_steps (episode_id, step, action, x_before, y_before, x_after, y_after, "
+                    "terrain_before, terrain_after) VALUES ('c4', ?, 'noop', 3, 0, 3, 0, 'grass', 'grass')", [step])
+
+
+def test_a_plant_blocks_routes_and_walks(con):
+    routes = by(candidates(con, "crafter.route_to_nearest", "c4"), "t", "material")
+    assert routes[2, "water"]["accepted"] == [{"dx": -3, "dy": 1}]  # not 2 left, onto the plant
+    walks = by(candidates(con, "crafter.terrain_after_walk", "c4"), "t", "direction", "tiles")
+    assert (2, "left", 2) not in walks  # the walk would enter the plant's cell
+    # The reference evaluator's own reading agrees.
+    tables = {name: [dict(zip(r.columns, row)) for r in [con.sql(f"SELECT * FROM crafter_{name} WHERE episode_id = 'c4'")]
+                     for row in r.fetchall()] for name in ("map_init", "map_changes", "view", "creatures", "steps")}
+    space = EpisodeSpace(tables)
+    assert space.call("nearest_routes", 2, "water", "seen") == [{"dx": -3, "dy": 1}]
+    assert space.call("walk_terrain", 2, "left", 2, "seen") is None
 
 
 def test_closest_and_farthest_step(con):
