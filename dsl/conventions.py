@@ -1,4 +1,4 @@
-"""The conventions of CONVENTIONS.md that code needs: ordinals, tie rules, keyword words.
+"""The conventions of CONVENTIONS.md that code needs: ordinals, tie rules, keyword words, commands.
 
 The SQL compiler and the reference evaluator both take these definitions from here, so the two can
 only differ in how they compute, never in what they mean. The word rule is given twice from the same
@@ -74,3 +74,65 @@ def keyword_sql(word_sql: str) -> str:
     stop = "[" + ", ".join(sql_string(w) for w in sorted(STOPWORDS)) + "]"
     return (f"length({word_sql}) >= {KEYWORD_MIN_LENGTH} AND NOT list_contains({stop}, {word_sql}) "
             f"AND NOT regexp_full_match({word_sql}, {sql_string(DIGITS_REGEX)})")
+
+
+# Jericho's parser abbreviations of a command's first word (CONVENTIONS.md, Commands); the compass ones
+# are also directions a command names (DIRECTION_WORDS).
+DIRECTION_ABBREVIATIONS = {"n": "north", "s": "south", "e": "east", "w": "west", "ne": "northeast",
+                           "nw": "northwest", "se": "southeast", "sw": "southwest", "u": "up", "d": "down"}
+COMMAND_ABBREVIATIONS = {**DIRECTION_ABBREVIATIONS,
+                         "x": "examine", "l": "look", "i": "inventory", "z": "wait", "g": "again"}
+COMMAND_ARTICLES = frozenset({"the", "a", "an"})
+
+
+def command(text: str) -> str:
+    """A Jericho command as the game's parser reads it (CONVENTIONS.md, Commands): lowercased words
+    (split at whitespace, underscores and hyphens), articles dropped, the first word unabbreviated, and
+    'go <direction>' as the direction. Two commands are one action exactly when this is equal.
+
+    >>> command("x the lamp"), command("Go n"), command("Kill thief with  nasty knife"), command("n")
+    ('examine lamp', 'north', 'kill thief with nasty knife', 'north')
+    """
+    words = [w for w in text.lower().replace("_", " ").replace("-", " ").split() if w not in COMMAND_ARTICLES]
+    if words:
+        words[0] = COMMAND_ABBREVIATIONS.get(words[0], words[0])
+    if len(words) == 2 and words[0] == "go":
+        words = [COMMAND_ABBREVIATIONS.get(words[1], words[1])]
+    return " ".join(words)
+
+
+# The directions a command may name (CONVENTIONS.md, Commands): how the recorder reads a move's
+# direction, and how a room graph knows an exit tried in vain.
+DIRECTION_WORDS = {
+    **DIRECTION_ABBREVIATIONS, "in": "in", "inside": "in", "out": "out", "outside": "out",
+    **{d: d for d in ("north", "south", "east", "west", "northeast", "northwest", "southeast",
+                      "southwest", "up", "down", "upstairs", "downstairs")},
+}
+_STAIRS = {"upstairs": "up", "downstairs": "down"}
+MOVE_VERBS = frozenset({"go", "walk", "run", "climb", "head", "move", "crawl", "swim", "jump", "step",
+                        "travel", "proceed", "wade", "slide", "descend", "ascend"})
+_VERB_DIRECTIONS = {"enter": "in", "exit": "out", "leave": "out", "ascend": "up", "descend": "down"}
+_FILLER = frozenset({"to", "the", "towards", "toward"})
+
+
+def command_direction(text: str) -> str | None:
+    """The direction a command names, if any, whether or not it moved the player.
+
+    >>> command_direction("n"), command_direction("go north"), command_direction("climb up"), command_direction("enter house")
+    ('north', 'north', 'up', 'in')
+    """
+    words = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in _FILLER]
+    if not words:
+        return None
+    first, rest = words[0], words[1:]
+    if first in DIRECTION_WORDS and not rest:
+        direction = DIRECTION_WORDS[first]
+    elif first in MOVE_VERBS and rest and rest[0] in DIRECTION_WORDS:
+        direction = DIRECTION_WORDS[rest[0]]
+    else:
+        direction = _VERB_DIRECTIONS.get(first)
+    return _STAIRS.get(direction, direction)
+
+
+def direction_vocabulary() -> list[str]:
+    return sorted({_STAIRS.get(d, d) for d in DIRECTION_WORDS.values()})

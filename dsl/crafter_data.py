@@ -31,6 +31,11 @@ CREATURES: tuple[str, ...] = tuple(sorted(
     and cls not in (objects.Object, objects.Player)))
 
 
+# Creatures that never move (a planted sapling). The game lets no one walk into a creature's cell; those
+# that move are no lasting obstacle, these are: the map as the player saw it shows them as blocked cells.
+FIXED_CREATURES: tuple[str, ...] = ("plant",)
+
+
 def creature_name(obj) -> str:
     return type(obj).__name__.lower()
 
@@ -39,4 +44,5 @@ def vocabulary() -> dict[str, list[str]]:
     """The vocab rows of the game `crafter`, by kind (schema.VOCAB_KINDS["crafter"])."""
     return {"action": list(ACTIONS), "item": list(ITEMS), "stat": list(STATS),
             "material": list(MATERIALS), "achievement": list(ACHIEVEMENTS),
-            "direction": list(FACINGS.values()), "creature": list(CREATURES)}
+            "direction": list(FACINGS.values()), "creature": list(CREATURES),
+            "terrain": list(PLAYER_ENTERABLE), "collectable": list(COLLECTED_FROM)}

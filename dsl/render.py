@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import jinja2
 
+from . import types as T
 from .conventions import ORDINAL_WORDS
+
+# The types whose values are a game's identifiers ('place_stone', 'collect_wood'), shown as words.
+NAME_TYPES = frozenset({T.ACTION, T.ITEM, T.MATERIAL, T.ACHIEVEMENT, T.CREATURE})
 
 
 def ordinal(value: int) -> str:
@@ -29,9 +33,28 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     return f"{count} {word}"
 
 
-def humanize(value) -> str:
-    """An identifier as words: 'move_left' -> 'move left'."""
+def name_text(value) -> str:
+    """A game's identifier as words: 'move_left' -> 'move left'; Jericho's names are words already."""
     return str(value).replace("_", " ")
+
+
+def walk_text(directions: list[str]) -> str:
+    """Moves in the order they are made, as the game's words: 'northeast, then down'."""
+    return ", then ".join(directions)
+
+
+def shown(ty: T.Type, value):
+    """A parameter or let as question text shows it, whatever the template: names as words (every name
+    of one type the same way, true and false premises alike), a list of directions as a walk, other
+    lists as their elements; other values as they are, for the template's own filters.
+
+    >>> shown(T.ACTION, "place_stone"), shown(T.ListOf(T.DIRECTION), ["northeast", "down"])
+    ('place stone', 'northeast, then down')
+    """
+    if isinstance(ty, T.ListOf):
+        texts = [str(shown(ty.element, v)) for v in value]
+        return walk_text(texts) if ty.element == T.DIRECTION else ", ".join(texts)
+    return name_text(value) if ty in NAME_TYPES else value
 
 
 def displacement_text(dx: int, dy: int) -> str:
@@ -46,7 +69,7 @@ def displacement_text(dx: int, dy: int) -> str:
 
 def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
-    env.filters.update(ordinal=ordinal, quote=quote, plural=plural, humanize=humanize)
+    env.filters.update(ordinal=ordinal, quote=quote, plural=plural)
     return env
 
 

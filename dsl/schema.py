@@ -26,6 +26,7 @@ class Column:
     name: str
     type: T.Type
     doc: str
+    derived: bool = False  # computed by the store at load from the recorded columns, never in a trace
 
     @property
     def sql_type(self) -> str:
@@ -52,6 +53,11 @@ class Table:
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
+
+    @property
+    def recorded_columns(self) -> tuple[Column, ...]:
+        """The columns a trace's step line holds: every column but the derived ones."""
+        return tuple(c for c in self.columns if not c.derived)
 
     @property
     def relation_type(self) -> T.Relation:
@@ -91,6 +97,8 @@ VOCAB = Table("vocab", "any", (
 JERICHO_STEPS = Table("steps", "jericho", (
     STEP,
     C("action", T.ACTION, "the command sent to the game"),
+    Column("command", T.ACTION, "the action as the game's parser reads it (conventions.command): one "
+           "command written two ways ('n', 'north') is one command; computed at load", derived=True),
     C("reason", T.STRING, "the agent's stated reason (null if it gave none)"),
     C("obs_before", T.STRING, "the observation the agent saw when choosing this action"),
     C("obs_after", T.STRING, "the observation this action produced"),
@@ -101,6 +109,8 @@ JERICHO_STEPS = Table("steps", "jericho", (
     C("room_after", T.ROOM, "room (object number) after the action"),
     C("moved", T.BOOLEAN, "whether the action changed the room"),
     C("direction", T.DIRECTION, "compass or other direction of a move, from the command (null if not a move)"),
+    Column("tried_direction", T.DIRECTION, "the direction the command names (conventions.command_direction), "
+           "whether or not it moved the player; a failed move has one; computed at load", derived=True),
     C("inventory_before", T.ListOf(T.ITEM), "items carried before the action, sorted"),
     C("inventory_after", T.ListOf(T.ITEM), "items carried after the action, sorted"),
     C("valid_actions", T.ListOf(T.ACTION), "valid actions before acting (Jericho's finder)"),
@@ -216,7 +226,10 @@ TABLES: tuple[Table, ...] = (
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
     "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "room": T.STRING},
     "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
-                "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE},
+                "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
+                # What the player can stand on, and what it can collect: the plausible false premises
+                # about terrain underfoot and collections.
+                "terrain": T.MATERIAL, "collectable": T.ITEM},
 }
 
 

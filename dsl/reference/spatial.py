@@ -75,10 +75,14 @@ class EpisodeSpace:
                     if r["step"] < step:
                         known[r["x"], r["y"]] = r["material_after"]
             else:
+                # A plant (a creature that never moves) seen on a cell stands there for the material.
+                plants = {(r["step"], r["x"], r["y"]) for r in self.tables.get("creatures", [])
+                          if r["creature"] == "plant"}
                 known = {}
                 for r in sorted(self.tables["view"], key=lambda r: r["step"]):  # later sightings win
                     if r["step"] < step:
-                        known[r["x"], r["y"]] = r["material"]
+                        planted = (r["step"], r["x"], r["y"]) in plants
+                        known[r["x"], r["y"]] = "plant" if planted else r["material"]
             self._known[step, which] = known
         return self._known[step, which]
 
@@ -163,9 +167,12 @@ class EpisodeSpace:
         return found
 
     def exit(self, step: int, room: int, direction: str) -> int | None:
-        """Where a direction leads from a room, if it was taken from there with one outcome only."""
+        """Where a direction leads from a room, if it was taken from there with one outcome only: it
+        always moved the player to the same room, never left it where it was."""
         ends = {after for before, way, after in self.graph(step)[1] if before == room and way == direction}
-        return ends.pop() if len(ends) == 1 else None
+        tried_in_vain = any(s < step and row["room_before"] == row["room_after"] == room
+                            and row["tried_direction"] == direction for s, row in self.steps.items())
+        return ends.pop() if len(ends) == 1 and not tried_in_vain else None
 
     def path_length(self, step, source, target):
         return self.room_distances(step, source).get(target)

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from typing import Callable
 
+from qtc.dsl.conventions import command
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 
@@ -175,29 +176,18 @@ def score_term(reference: str, prediction: str, env: str) -> float:
     return float(term(reference) == term(prediction))
 
 
-# Jericho's parser abbreviations (a command's first word).
-JERICHO_ABBREVIATIONS = {"n": "north", "s": "south", "e": "east", "w": "west", "ne": "northeast",
-                         "nw": "northwest", "se": "southeast", "sw": "southwest", "u": "up", "d": "down",
-                         "x": "examine", "l": "look", "i": "inventory", "z": "wait", "g": "again"}
-JERICHO_DIRECTIONS = frozenset({"north", "south", "east", "west", "northeast", "northwest", "southeast",
-                                "southwest", "up", "down", "in", "out"})
 # Crafter's directions are the screen's; compass words name the same ones (up is north).
 CRAFTER_DIRECTIONS = {"west": "left", "east": "right", "north": "up", "south": "down"}
 
 
 def jericho_command(text: str) -> str:
-    """A command as the game's parser reads it: without articles, its first word unabbreviated, and
-    'go <direction>' as '<direction>'.
+    """A predicted or reference command, normalized (`_bare`), as the game's parser reads it: the one rule
+    of dsl/conventions.py that the trace store's `command` column also follows.
 
-    >>> jericho_command("x the lamp"), jericho_command("Go n")
+    >>> jericho_command("x the lamp."), jericho_command("'Go n'")
     ('examine lamp', 'north')
     """
-    words = [w for w in term(text).split() if w + " " not in ARTICLES]
-    if words:
-        words[0] = JERICHO_ABBREVIATIONS.get(words[0], words[0])
-    if len(words) == 2 and words[0] == "go":
-        words = [JERICHO_ABBREVIATIONS.get(words[1], words[1])]
-    return " ".join(words)
+    return command(_bare(text))
 
 
 def score_action(reference: str, prediction: str, env: str) -> float:

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import jinja2
 
 from qtc.dsl.compile import CompiledTemplate
+from qtc.dsl import types as T
 from qtc.dsl.conventions import NONE_OF_THESE
-from qtc.dsl.render import RenderError, answer_text, render_question
+from qtc.dsl.render import RenderError, answer_text, render_question, shown, walk_text
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 
 from .sampling import seeded_index, seeded_key
@@ -42,9 +43,12 @@ def short_hash(text: str) -> str:
 
 
 def binding_text(value) -> str:
-    """A parameter value as canonical text: numbers as digits, booleans as true/false, text as it is."""
+    """A parameter value as canonical text: numbers as digits, booleans as true/false, a list (a walk's
+    directions) as the walk's words, text as it is (a name as the trace's identifier)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):
+        return walk_text([binding_text(v) for v in value])
     return str(value)
 
 
@@ -76,14 +80,16 @@ class RecordMaker:
         return question_id(self.compiled.id, row["episode_id"], row["adversarial"], self.bindings(row), self.horizon)
 
     def _variables(self, row: dict) -> dict:
-        """The question's Jinja variables: parameters and scalar lets, rooms by display name."""
+        """The question's Jinja variables: parameters and scalar lets, rooms by display name, other
+        values as render.shown shows them."""
         variables = {"horizon": self.horizon}
         for name in self.compiled.checked.jinja_variables:
-            column = ("display_" if name in self.compiled.room_outputs else
-                      "p_" if name in self.compiled.params else "l_") + name
+            room = name in self.compiled.room_outputs
+            column = ("display_" if room else "p_" if name in self.compiled.params else "l_") + name
             if row.get(column) is None:
                 raise RenderError(f"'{name}' has no value")
-            variables[name] = row[column]
+            ty = T.STRING if room else self.compiled.params.get(name) or self.compiled.lets[name]
+            variables[name] = shown(ty, row[column])
         return variables
 
     def _answers(self, row: dict) -> list[str]:
@@ -108,10 +114,15 @@ class RecordMaker:
         none_right = (choices.none and not row["adversarial"]
                       and seeded_index(self.seed, choices.count, "none of these", qid) == 0)
         values = distractors if row["adversarial"] or none_right else [answers[0], *distractors[:choices.slots - 1]]
+        # Options name things as the question does (place stone, not place_stone).
+        values = [str(shown(T.ANSWER_TYPES[self.compiled.answer_type], value)) for value in values]
+        right = values[0]
         random.Random(seeded_key(self.seed, "options", qid)).shuffle(values)
         options = values + ([NONE_OF_THESE] if choices.none else [])
         # The right option is the only answer: other right values (accept) are never among the options.
-        return options, [NONE_OF_THESE] if none_right else answers[:1]
+        if row["adversarial"]:
+            return options, answers
+        return options, [NONE_OF_THESE if none_right else right]
 
     def make(self, row: dict, qid: str) -> dict:
         """The record of a candidate row whose id is `qid`; raises RenderError or InvalidRecord."""

@@ -38,40 +38,8 @@ import jericho
 from .agents import Choice
 from .jericho_actions import valid_actions
 from .jericho_objects import clean_listed_name, listed_lines, tree
+from qtc.dsl.conventions import command_direction, direction_vocabulary
 from qtc.runtime.trace.format import episode_id
-
-DIRECTIONS = {
-    "n": "north", "s": "south", "e": "east", "w": "west",
-    "ne": "northeast", "nw": "northwest", "se": "southeast", "sw": "southwest",
-    "u": "up", "d": "down", "in": "in", "inside": "in", "out": "out", "outside": "out",
-    **{d: d for d in ("north", "south", "east", "west", "northeast", "northwest", "southeast",
-                      "southwest", "up", "down", "upstairs", "downstairs")},
-}
-_STAIRS = {"upstairs": "up", "downstairs": "down"}
-MOVE_VERBS = frozenset({"go", "walk", "run", "climb", "head", "move", "crawl", "swim", "jump", "step",
-                        "travel", "proceed", "wade", "slide", "descend", "ascend"})
-_VERB_DIRECTIONS = {"enter": "in", "exit": "out", "leave": "out", "ascend": "up", "descend": "down"}
-_FILLER = frozenset({"to", "the", "towards", "toward"})
-
-
-def command_direction(command: str) -> str | None:
-    """The direction a command names, if any: "n", "go north", "climb up", "enter house" -> in."""
-    words = [w for w in re.findall(r"[a-z]+", command.lower()) if w not in _FILLER]
-    if not words:
-        return None
-    first, rest = words[0], words[1:]
-    if first in DIRECTIONS and not rest:
-        direction = DIRECTIONS[first]
-    elif first in MOVE_VERBS and rest and rest[0] in DIRECTIONS:
-        direction = DIRECTIONS[rest[0]]
-    else:
-        direction = _VERB_DIRECTIONS.get(first)
-    return _STAIRS.get(direction, direction)
-
-
-def direction_vocabulary() -> list[str]:
-    return sorted({_STAIRS.get(d, d) for d in DIRECTIONS.values()})
-
 
 def clean_room_name(name: str) -> str:
     return " ".join(name.split())

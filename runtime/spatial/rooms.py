@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from .cache import LRU
 
 GRAPHS_KEPT = 256  # graph versions (with the distances searched on them) kept per episode
+FAILED = "failed"  # the tag of a failure event: (FAILED, room, direction)
 
 
 @dataclass
@@ -27,17 +28,22 @@ class RoomGraph:
     rooms: dict[int, int] = field(default_factory=dict)  # every room the player was in -> version
     successors: dict[int, dict[int, int]] = field(default_factory=dict)  # room -> {room after: version}
     exits: dict[tuple[int, str], dict[int, int]] = field(default_factory=dict)  # (room, direction) -> same
+    failures: dict[tuple[int, str], int] = field(default_factory=dict)  # (room, direction) tried in vain -> version
     version: float = math.inf
     _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_moves(cls, rooms: list[int], moves: list[tuple[int, str | None, int]]) -> "RoomGraph":
-        """`rooms`: the rooms the player was in; `moves`: (room before, direction or None, room after)."""
+    def from_moves(cls, rooms: list[int], moves: list[tuple[int, str | None, int]],
+                   failures: list[tuple[int, str]] = ()) -> "RoomGraph":
+        """`rooms`: the rooms the player was in; `moves`: (room before, direction or None, room after);
+        `failures`: (room, direction) of commands that named a direction and left the player there."""
         graph = cls()
         for room in rooms:
             graph.add_room(room)
         for move in moves:
             graph.add_move(*move)
+        for failure in failures:
+            graph.add_failure(*failure)
         return graph
 
     def add_room(self, room: int, version: int = 0) -> None:
@@ -51,9 +57,13 @@ class RoomGraph:
         if direction is not None:
             self.exits.setdefault((before, direction), {}).setdefault(after, version)
 
+    def add_failure(self, room: int, direction: str, version: int = 0) -> None:
+        self.add_room(room, version)
+        self.failures.setdefault((room, direction), version)
+
     def as_of(self, version: int) -> "RoomGraph":
         """The graph as it was at an earlier version: the same rooms and moves, read up to it."""
-        return RoomGraph(self.rooms, self.successors, self.exits, version)
+        return RoomGraph(self.rooms, self.successors, self.exits, self.failures, version)
 
     def _known(self, added: dict[int, int]) -> list[int]:
         return [room for room, version in added.items() if version <= self.version]
@@ -92,7 +102,10 @@ class RoomGraph:
         return None if distance is None else distance <= moves
 
     def _end(self, room: int, direction: str) -> int | None:
-        """The room an exit leads to, if it is known and unambiguous."""
+        """The room an exit leads to, if it is known and unambiguous: it always led to one room, and was
+        never tried in vain (an exit that sometimes fails cannot be followed)."""
+        if (room, direction) in self.failures and self.failures[room, direction] <= self.version:
+            return None
         ends = self._known(self.exits.get((room, direction), {}))
         return ends[0] if len(ends) == 1 else None
 
@@ -134,20 +147,23 @@ class RoomHistory:
     at steps up to t and the moves made before t; since it only grows, the number of rooms, moves and
     exits it holds tells its version."""
 
-    def __init__(self, steps: list[tuple[int, int, str | None, int, bool]]):
-        """`steps`: (step, room before, direction, room after, moved), in step order."""
-        events = []  # (the first step before which it is known, a room or a move)
-        for step, before, direction, after, moved in steps:
+    def __init__(self, steps: list[tuple[int, int, str | None, int, bool, str | None]]):
+        """`steps`: (step, room before, direction, room after, moved, the direction the command named
+        whether or not it moved the player), in step order."""
+        events = []  # (the first step before which it is known, a room, a move or a failure)
+        for step, before, direction, after, moved, tried in steps:
             events.append((step, (before,)))
             if moved:
                 events.append((step + 1, (before, direction, after)))
+            elif tried is not None:
+                events.append((step + 1, (FAILED, before, tried)))
         events.sort(key=lambda event: event[0])
         self._times = [time for time, _ in events]
         self._versions = []  # the version once each event is known
         self.graph = RoomGraph()
-        known: set[tuple] = set()  # (room,), (room, room after) and (room, direction, room after)
+        known: set[tuple] = set()  # (room,), (room, room after), (room, direction, room after), failures
         for _, event in events:
-            if len(event) == 1:
+            if len(event) == 1 or event[0] == FAILED:  # a failure's room is known from its step
                 known.add(event)
             else:
                 before, direction, after = event
@@ -157,6 +173,8 @@ class RoomHistory:
             self._versions.append(len(known))
             if len(event) == 1:
                 self.graph.add_room(event[0], len(known))
+            elif event[0] == FAILED:
+                self.graph.add_failure(*event[1:], len(known))
             else:
                 self.graph.add_move(*event, len(known))
         self._graphs = LRU(GRAPHS_KEPT, self.graph.as_of)

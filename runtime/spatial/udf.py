@@ -22,10 +22,18 @@ import pyarrow as pa
 from qtc.dsl import crafter_data
 from qtc.dsl import types as T
 from qtc.dsl.primitives import PRIMITIVES, Primitive, sql_type
+from qtc.dsl.sql import sql_string
 
 from .cache import LRU
 from .grid import CrafterMaps, NearestAnswers
 from .rooms import RoomGraph, RoomHistory
+
+# The cells of each view, a fixed creature (a plant) seen on a cell shown in place of the material under
+# it: what the player had seen (cells='seen') holds it as a cell no route enters (CONVENTIONS.md, Space).
+SIGHTINGS = ("(SELECT v.episode_id, v.step, v.x, v.y, coalesce(c.creature, v.material) AS material "
+             "FROM crafter_view v LEFT JOIN crafter_creatures c ON c.episode_id = v.episode_id "
+             "AND c.step = v.step AND c.x = v.x AND c.y = v.y AND c.creature IN ("
+             + ", ".join(sql_string(c) for c in crafter_data.FIXED_CREATURES) + "))")
 
 # Episodes (about 0.5 MB of map history per 200 Crafter steps, plus the searches kept) kept per connection.
 CACHE_SIZE = 512
@@ -77,19 +85,20 @@ class SpatialData:
                                "SELECT material FROM crafter_map_init WHERE episode_id = $1 "
                                "UNION ALL SELECT material_after FROM crafter_map_changes WHERE episode_id = $1 "
                                "UNION ALL SELECT material FROM crafter_view WHERE episode_id = $1)", episode)
-        names = list(crafter_data.MATERIALS)
+        names = list(crafter_data.MATERIALS) + list(crafter_data.FIXED_CREATURES)
         names += sorted({material for (material,) in materials} - set(names))
         cells = self._coded("crafter_map_init", "x, y", "material", episode, names)
         initial = np.zeros((cells[:, 0].max() + 1, cells[:, 1].max() + 1), dtype=np.int16)
         initial[cells[:, 0], cells[:, 1]] = cells[:, 2]
         changes = self._coded("crafter_map_changes", "step, x, y", "material_after", episode, names)
-        views = self._coded("crafter_view", "step, x, y", "material", episode, names)
+        views = self._coded(SIGHTINGS, "step, x, y", "material", episode, names)
         positions = self._rows("SELECT step, x_before, y_before FROM crafter_steps WHERE episode_id = ?", episode)
         return Loaded(CrafterMaps(tuple(names), initial, changes, {s: (x, y) for s, x, y in positions}, views))
 
     def _load_jericho(self, episode: str) -> Loaded:
-        return Loaded(RoomHistory(self._rows("SELECT step, room_before, direction, room_after, moved "
-                                             "FROM jericho_steps WHERE episode_id = ? ORDER BY step", episode)))
+        return Loaded(RoomHistory(self._rows("SELECT step, room_before, direction, room_after, moved, "
+                                             "tried_direction FROM jericho_steps WHERE episode_id = ? ORDER BY step",
+                                             episode)))
 
 
 def _nearest_answer(convert: Callable[[NearestAnswers], object]) -> Callable:

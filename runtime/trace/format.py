@@ -45,7 +45,7 @@ def _column_spec(column: schema.Column, nullable: frozenset[str]):
 
 def _step_spec(table: schema.Table, nullable: frozenset[str], extra: dict) -> dict:
     """A step line holds the columns of the env's `steps` table, plus the per-step state of `extra`."""
-    return {**{c.name: _column_spec(c, nullable) for c in table.columns}, **extra}
+    return {**{c.name: _column_spec(c, nullable) for c in table.recorded_columns}, **extra}
 
 
 _CELL_CHANGE = {"x": "int", "y": "int", "before": "str", "after": "str"}

@@ -26,6 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
+from qtc.dsl.conventions import command, command_direction
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
@@ -129,7 +130,7 @@ def _read(reader: duckdb.DuckDBPyConnection, files: list[Path]) -> list[TraceTex
 # ---- building the tables from what was read ----
 
 def _steps_sql(table: schema.Table, env: str) -> str:
-    columns = ", ".join(f's.rec."{c.name}"' for c in table.columns)
+    columns = ", ".join(f's.rec."{c.name}"' for c in table.recorded_columns)
     return f"SELECT f.episode_id, {columns} FROM {env}_lines s JOIN files f USING (file) ORDER BY s.file, s.line"
 
 
@@ -244,6 +245,12 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
                                                 "material": list(crafter_data.COLLECTED_FROM.values())}))
 
 
+def _vocabulary(header: dict) -> dict[str, list[str]]:
+    """A game's vocabulary: Crafter's is the game's own data (crafter_data), so a trace recorded before a
+    kind was added has it too; a Jericho game's is the one its header recorded."""
+    return crafter_data.vocabulary() if header["env"] == "crafter" else header["vocab"]
+
+
 def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
     """The tables that come from the headers alone."""
     headers = [trace.header for trace in traces]
@@ -252,7 +259,7 @@ def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
             (h["episode_id"], h["env"], h["game"], h["seed"], h["agent"], h["n_steps"], h["ended_by"], h["death_step"],
              h["death_cause"], h["format_version"]) for h in headers]),
         schema.VOCAB: _arrow_table(schema.VOCAB, [(h["game"], kind, value) for h in headers
-                                                  for kind, values in h["vocab"].items() for value in values]),
+                                                  for kind, values in _vocabulary(h).items() for value in values]),
         schema.JERICHO_ROOMS: _arrow_table(schema.JERICHO_ROOMS, [
             (h["episode_id"], room["room"], room["name"], room["display_name"])
             for h in headers if h["env"] == "jericho" for room in h["rooms"]]),
@@ -267,7 +274,25 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     for table, sql in TABLE_SQL.items():
         if table.env in envs:
             tables[table] = reader.sql(sql).to_arrow_table()
+    if schema.JERICHO_STEPS in tables:
+        tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
     return tables
+
+
+# Jericho's derived step columns, each a rule of dsl/conventions.py applied to the action (CONVENTIONS.md,
+# Commands): `command`, by the rule the action scorer uses, so templates that count or compare actions
+# count one command written two ways once; `tried_direction`, so a room graph knows an exit tried in vain.
+DERIVED_FROM_ACTION = {"command": command, "tried_direction": command_direction}
+
+
+def with_commands(steps: pa.Table) -> pa.Table:
+    """Jericho's steps with the derived columns in their places."""
+    actions = steps.column("action").to_pylist()
+    names = [c.name for c in schema.JERICHO_STEPS.all_columns]
+    for name in sorted(DERIVED_FROM_ACTION, key=names.index):
+        values = pa.array([DERIVED_FROM_ACTION[name](action) for action in actions], pa.string())
+        steps = steps.add_column(names.index(name), name, values)
+    return steps
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -68,10 +68,27 @@ def test_bad_paths_and_ids_are_user_errors(tmp_path):
     assert result.returncode == 2 and "no compiled template 'crafter.nope'" in result.stderr
 
 
-def test_explain_prints_the_sql():
+def test_explain_prints_the_sql_alone_on_stdout():
     result = qtc("compile", "templates/crafter", "--explain", "crafter.action_at")
     assert result.returncode == 0
     assert "-- qtc template crafter.action_at" in result.stdout and "WITH qtc_horizon AS" in result.stdout
+    assert "OK    crafter.action_at" in result.stderr and "templates:" in result.stderr
+    # Only SQL on stdout: DuckDB reads it as one statement (the IR lines are comments), with a store's tables.
+    con = make_db()
+    con.execute("SET VARIABLE qtc_max_candidates = 16")
+    (statement,) = con.extract_statements(result.stdout)
+    assert con.sql(statement.query).fetchall()
+
+
+def test_select_picks_templates_by_id(tmp_path):
+    result = qtc("compile", "templates/", "--select", "jericho.choice*", "--select", "crafter.action_at",
+                 "--emit-sql", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.stem for p in tmp_path.glob("*.sql")) == ["crafter.action_at", "jericho.choice_first_gain_after",
+                                                             "jericho.choice_room_before"]
+    assert "3 templates: 3 ok" in result.stdout
+    result = qtc("compile", "templates/", "--select", "nethack.*")
+    assert result.returncode == 2 and "no template id matches --select nethack.*" in result.stderr
 
 
 def test_emitted_sql_runs_as_is_against_a_database_file(tmp_path):

@@ -47,7 +47,7 @@ def assert_reported(text: str) -> None:
         assert "no .qtpl templates found" in stderr or "error:" in stderr, stderr
 
 
-STEP_COLUMNS = [c.name for c in schema.JERICHO_STEPS.columns]
+STEP_COLUMNS = [c.name for c in schema.JERICHO_STEPS.recorded_columns]
 
 
 def loaded_steps(con) -> list[dict]:

@@ -11,6 +11,7 @@ import duckdb
 from qtc.dsl import schema
 from qtc.dsl.check import Checker
 from qtc.dsl.compile import compile_template
+from qtc.dsl.conventions import command, command_direction
 from qtc.dsl.parse import parse_source
 from qtc.dsl.render import make_environment
 from qtc.runtime.spatial.udf import register_primitives
@@ -70,11 +71,12 @@ def make_db() -> duckdb.DuckDBPyConnection:
                     + [("crafter", "item", v) for v in ("wood", "stone", "health")]
                     + [("crafter", "stat", "health")])
     for step, action, reason, before, after, moved, direction, inv_before, inv_after, score in JERICHO_STEPS:
-        con.execute("INSERT INTO jericho_steps (episode_id, step, action, reason, obs_before, obs_after, reward, "
-                    "score, moves, room_before, room_after, moved, direction, inventory_before, inventory_after, "
-                    "valid_actions, done) VALUES ('j1', ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, [], FALSE)",
-                    [step, action, reason, f"obs {step - 1}", f"obs {step}", score, step, before, after, moved,
-                     direction, inv_before, inv_after])
+        con.execute("INSERT INTO jericho_steps (episode_id, step, action, command, reason, obs_before, obs_after, "
+                    "reward, score, moves, room_before, room_after, moved, direction, tried_direction, "
+                    "inventory_before, inventory_after, valid_actions, done) "
+                    "VALUES ('j1', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, [], FALSE)",
+                    [step, action, command(action), reason, f"obs {step - 1}", f"obs {step}", score, step, before,
+                     after, moved, direction, command_direction(action), inv_before, inv_after])
     con.executemany("INSERT INTO jericho_rooms VALUES ('j1', ?, ?, ?)", JERICHO_ROOMS)
     con.executemany("INSERT INTO jericho_item_events VALUES ('j1', ?, ?, ?, ?)", JERICHO_ITEM_EVENTS)
     con.executemany("INSERT INTO jericho_room_events VALUES ('j1', ?, ?, ?)", JERICHO_ROOM_EVENTS)

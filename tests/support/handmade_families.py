@@ -10,6 +10,7 @@ from __future__ import annotations
 import duckdb
 
 from qtc.dsl import schema
+from qtc.dsl.conventions import command, command_direction
 from qtc.runtime.spatial.udf import register_primitives
 
 # ---- Jericho episode j2 (game "manor"): rooms 1 Hall, 2 Kitchen, 3 Garden, 4 Cellar ----
@@ -144,9 +145,9 @@ def _add_jericho(con) -> None:
     observation, inventory = J2_FIRST_OBSERVATION, []
     for step, (action, reason, before, after, direction, inv_after, score, obs_after, valid) in enumerate(
             J2_STEPS, start=1):
-        con.execute("INSERT INTO jericho_steps VALUES ('j2', ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE)",
-                    [step, action, reason, observation, obs_after, score, step, before, after, before != after,
-                     direction, inventory, inv_after, valid])
+        con.execute("INSERT INTO jericho_steps VALUES ('j2', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE)",
+                    [step, action, command(action), reason, observation, obs_after, score, step, before, after,
+                     before != after, direction, command_direction(action), inventory, inv_after, valid])
         observation, inventory = obs_after, inv_after
     con.executemany("INSERT INTO jericho_rooms VALUES ('j2', ?, ?, ?)", J2_ROOMS)
     con.executemany("INSERT INTO jericho_item_events VALUES ('j2', ?, ?, ?, ?)", J2_ITEM_EVENTS)

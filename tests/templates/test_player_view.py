@@ -74,3 +74,29 @@ def test_known_graph_questions_skip_rooms_never_left_and_cite_the_moves():
     assert {(c.params["t"], c.params["k"]): c.answer for c in candidates} == {(6, 1): 1, (6, 2): 1, (6, 3): 1}
     assert all(c.evidence == [1, 3, 5, 6] for c in candidates)
     assert "each only in the direction you made it" in rendered("jericho.rooms_within_k", t=6, k=1, here="Forest")
+
+
+def test_one_command_written_two_ways_is_one_action():
+    # Raw, 'look' (3 times) beats each spelling of the attack (2 and 2); as commands the attack was
+    # made 4 times, and 'n' and 'north' are one command too.
+    commands = ["Kill thief with nasty knife", "look", "kill thief with nasty knife", "look",
+                "Kill thief with nasty knife", "look", "kill thief with  nasty knife", "n", "north", "go n"]
+    episode = jericho_episode([(("idle", c), None, 0) for c in commands])
+    assert answers("jericho.most_frequent_action", episode)[(1, 10)] == "kill thief with nasty knife"
+    store = store_of([episode])
+    assert store.con.execute("SELECT list(command ORDER BY step) FROM jericho_steps").fetchone()[0][-3:] == \
+        ["north"] * 3
+
+
+def test_an_exit_that_sometimes_fails_is_never_followed():
+    # 10 -north-> 20 -east-> 21 -south-> 10, then north from 10 leaves the player in 10 (step 4), as
+    # advent's Swiss Cheese room sometimes does: from step 5 on, north from 10 is not followed.
+    episode = jericho_episode([(("move", "north", 20), None, 0), (("move", "east", 21), None, 0),
+                               (("move", "south", 10), None, 0), (("move", "north", 10), None, 0),
+                               (("idle", "look"), None, 0)])
+    compiled, store = template("jericho.follow_moves"), store_of([episode])
+    candidates = sql_candidates(store.con, compiled, None)
+    assert not differences(candidates, reference_candidates(store, compiled, None))
+    walks = {(c.params["t"], tuple(c.params["moves"])): c.answer for c in candidates if not c.adversarial}
+    assert walks == {(4, ("north", "east")): 21}
+    assert store.con.execute("SELECT tried_direction FROM jericho_steps WHERE step = 4").fetchone() == ("north",)

@@ -108,6 +108,7 @@ def test_multiple_choice_records(tmp_path, trace_dirs, trace_db):
     """Options: the answer once among distractors that are no right answer, shuffled by the seed, then
     'none of these' where the template offers it, right for about one question in four."""
     from qtc.dsl.conventions import NONE_OF_THESE
+    from qtc.dsl.render import name_text
 
     choices = [TEMPLATES / "crafter" / "choices.qtpl", TEMPLATES / "jericho" / "choices.qtpl"]
     flags = ["--templates", *map(str, choices), "--max-per-template", "200", "--adversarial-ratio", "0", "--quiet"]
@@ -120,7 +121,7 @@ def test_multiple_choice_records(tmp_path, trace_dirs, trace_db):
         options = r["options"]
         assert len(options) == len(set(options)) and r["answer"] in options and r["accepted_answers"] == [r["answer"]]
     for r in action_at:
-        truth = actions[(r["episode_id"], int(r["bindings"]["t"]))]
+        truth = name_text(actions[(r["episode_id"], int(r["bindings"]["t"]))])  # options name actions as words
         assert len(r["options"]) == 4 and r["options"][-1] == NONE_OF_THESE
         assert r["answer"] == truth if truth in r["options"] else r["answer"] == NONE_OF_THESE
     none_right = sum(r["answer"] == NONE_OF_THESE for r in action_at) / len(action_at)

@@ -12,7 +12,8 @@ import pytest
 
 from qtc.runtime.record.agents import WalkthroughAgent
 from qtc.runtime.record.jericho_actions import jericho_util, use_offline_spacy
-from qtc.runtime.record.jericho import (ItemNames, JerichoSession, command_direction, current_room,
+from qtc.dsl.conventions import command_direction
+from qtc.runtime.record.jericho import (ItemNames, JerichoSession, current_room,
                                           display_names, room_title, walkthrough_items)
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode

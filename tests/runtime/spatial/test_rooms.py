@@ -25,9 +25,10 @@ def floyd_warshall(rooms, moves) -> dict:
 
 
 def brute_follow(moves, room, directions):
+    """A move that left the player where it was is a direction tried in vain: never followed."""
     for direction in directions:
         ends = {after for before, d, after in moves if before == room and d == direction}
-        if len(ends) != 1:
+        if len(ends) != 1 or room in ends:
             return None
         room = ends.pop()
     return room
@@ -38,9 +39,10 @@ moves_lists = st.lists(st.tuples(st.integers(1, 6), st.sampled_from(DIRECTIONS),
 
 @settings(max_examples=200, deadline=None)
 @given(moves_lists, st.lists(st.integers(1, 6), min_size=1, max_size=3), st.integers(0, 4))
-def test_graph_matches_brute_force(moves, stays, k):
-    moves = [m for m in moves if m[0] != m[2]]  # a move changes the room
-    graph = RoomGraph.from_moves(stays, moves)
+def test_graph_matches_brute_force(attempts, stays, k):
+    moves = [m for m in attempts if m[0] != m[2]]  # a move changes the room; the others failed
+    stays = stays + [a for a, _, b in attempts if a == b]  # where a failed attempt was made
+    graph = RoomGraph.from_moves(stays, moves, [(a, d) for a, d, b in attempts if a == b and d])
     rooms = sorted(set(stays) | {m[0] for m in moves} | {m[2] for m in moves})
     distance = floyd_warshall(rooms, moves)
     for a, b in itertools.product(range(1, 8), repeat=2):
@@ -53,10 +55,10 @@ def test_graph_matches_brute_force(moves, stays, k):
         named = sorted({d for _, d, _ in moves if d is not None})
         for length in (1, 2):
             expected_walks = sorted(list(p) for p in itertools.product(named, repeat=length)
-                                    if brute_follow(moves, a, p) is not None) if a in rooms else []
+                                    if brute_follow(attempts, a, p) is not None) if a in rooms else []
             assert graph.walks(a, length) == expected_walks
             for walk in expected_walks:
-                assert graph.follow(a, walk) == brute_follow(moves, a, walk)
+                assert graph.follow(a, walk) == brute_follow(attempts, a, walk)
     for a, b, c in itertools.product(rooms, repeat=3):
         ab, ac = distance[a, b], distance[a, c]
         expected = None if b == c or INFINITE in (ab, ac) or ab == ac else (b if ab < ac else c)
@@ -109,13 +111,15 @@ def test_recorded_zork1_paths_against_brute_force(trace_db):
 def test_graph_versions_match_a_rebuild_from_every_step(moves, asked):
     """The graph before a step, read from the one versioned graph (steps asked in any order), is the
     graph built from the steps up to it: every room, distance, exit and walk."""
-    steps = [(step, before, direction if before != after else None, after, before != after)
+    steps = [(step, before, direction if before != after else None, after, before != after, direction)
              for step, (before, direction, after) in enumerate(moves, start=1)]
     history = RoomHistory(steps)
     for t in asked:
         graph = history.graph_before(t)
-        rebuilt = RoomGraph.from_moves([before for s, before, *_ in steps if s <= t],
-                                       [(before, d, after) for s, before, d, after, moved in steps if moved and s < t])
+        rebuilt = RoomGraph.from_moves(
+            [before for s, before, *_ in steps if s <= t],
+            [(before, d, after) for s, before, d, after, moved, _ in steps if moved and s < t],
+            [(before, tried) for s, before, _, _, moved, tried in steps if not moved and tried and s < t])
         for a in range(0, 7):
             assert graph.distances_from(a) == rebuilt.distances_from(a)
             assert graph.rooms_within(a, 2) == rebuilt.rooms_within(a, 2)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from qtc.dsl.library import load_library
+from qtc.dsl.reference.spatial import EpisodeSpace
 from support.handmade import make_db
 from support.paths import TEMPLATES
 
@@ -42,6 +43,8 @@ def con():
         con.execute("INSERT INTO crafter_steps (episode_id, step, action, x_before, y_before, x_after, y_after, "
                     "terrain_before, terrain_after) VALUES ('c2', ?, ?, ?, 2, ?, 2, 'grass', 'grass')",
                     [step, action, C2_X_BEFORE[step - 1], x_after])
+    add_c3(con)
+    add_c4(con)
     yield con
     con.close()
 
@@ -93,14 +96,88 @@ def test_terrain_after_walk(con):
     assert rows[4, "left", 2]["answer"] == "grass" and rows[4, "left", 4]["answer"] == "lava"
 
 
+# Crafter episode c3, one row of 12 cells: water at x = 0 and x = 11, grass between. The player starts
+# at x = 1 and moves right at steps 1..9 (to x = 10), then waits. Its view is the cells at most 2 from
+# it, so the water at x = 11 comes into view only after step 8 (from x = 9).
+C3_MAP = "W..........W"
+C3_STEPS = 12
+
+
+def c3_x_after(step: int) -> int:
+    return min(1 + step, 10)
+
+
+def add_c3(con) -> None:
+    con.execute("INSERT INTO episodes (episode_id, env, game, seed, agent, n_steps, ended_by) "
+                "VALUES ('c3', 'crafter', 'crafter', 3, 'handmade', ?, 'step_limit')", [C3_STEPS])
+    cells = [(x, 0, LEGEND[ch]) for x, ch in enumerate(C3_MAP)]
+    con.executemany("INSERT INTO crafter_map_init VALUES ('c3', ?, ?, ?)", cells)
+    for step in range(C3_STEPS + 1):
+        con.executemany("INSERT INTO crafter_view VALUES ('c3', ?, ?, ?, ?)",
+                        [(step, x, y, m) for x, y, m in cells if abs(x - c3_x_after(step)) <= 2])
+    for step in range(1, C3_STEPS + 1):
+        action = "move_right" if step <= 9 else "noop"
+        con.execute("INSERT INTO crafter_steps (episode_id, step, action, x_before, y_before, x_after, y_after, "
+                    "terrain_before, terrain_after) VALUES ('c3', ?, ?, ?, 0, ?, 0, 'grass', 'grass')",
+                    [step, action, c3_x_after(step - 1), c3_x_after(step)])
+
+
+# Crafter episode c4, 4x2: water at (0, 0), grass elsewhere, a sapling planted at (1, 0) (a plant, seen
+# after every step), the player at (3, 0) waiting for three steps. The plant blocks the cell beside the
+# water on the top row: the way to the water goes round by the bottom row to (0, 1).
+C4_MAP = ["W...", "...."]
+
+
+def add_c4(con) -> None:
+    con.execute("INSERT INTO episodes (episode_id, env, game, seed, agent, n_steps, ended_by) "
+                "VALUES ('c4', 'crafter', 'crafter', 4, 'handmade', 3, 'step_limit')")
+    cells = [(x, y, LEGEND[ch]) for y, row in enumerate(C4_MAP) for x, ch in enumerate(row)]
+    con.executemany("INSERT INTO crafter_map_init VALUES ('c4', ?, ?, ?)", cells)
+    for step in range(4):
+        con.executemany("INSERT INTO crafter_view VALUES ('c4', ?, ?, ?, ?)", [(step, *cell) for cell in cells])
+        con.execute("INSERT INTO crafter_creatures VALUES ('c4', ?, 'plant', 1, 0, 1)", [step])
+    for step in range(1, 4):
+        con.execute("INSERT INTO crafter_steps (episode_id, step, action, x_before, y_before, x_after, y_after, "
+                    "terrain_before, terrain_after) VALUES ('c4', ?, 'noop', 3, 0, 3, 0, 'grass', 'grass')", [step])
+
+
+def test_a_plant_blocks_routes_and_walks(con):
+    routes = by(candidates(con, "crafter.route_to_nearest", "c4"), "t", "material")
+    assert routes[2, "water"]["accepted"] == [{"dx": -3, "dy": 1}]  # not 2 left, onto the plant
+    walks = by(candidates(con, "crafter.terrain_after_walk", "c4"), "t", "direction", "tiles")
+    assert (2, "left", 2) not in walks  # the walk would enter the plant's cell
+    # The reference evaluator's own reading agrees.
+    tables = {name: [dict(zip(r.columns, row)) for r in [con.sql(f"SELECT * FROM crafter_{name} WHERE episode_id = 'c4'")]
+                     for row in r.fetchall()] for name in ("map_init", "map_changes", "view", "creatures", "steps")}
+    space = EpisodeSpace(tables)
+    assert space.call("nearest_routes", 2, "water", "seen") == [{"dx": -3, "dy": 1}]
+    assert space.call("walk_terrain", 2, "left", 2, "seen") is None
+
+
 def test_closest_and_farthest_step(con):
     closest = by(candidates(con, "crafter.closest_step_in_range", "c2"), "material", "L", "R")
     farthest = by(candidates(con, "crafter.farthest_step_in_range", "c2"), "material", "L", "R")
     # Moves to reach water before steps 1..: 3, 2, 1, 1, then 2; stone: 1, 2, 3, 3, then 2.
-    assert closest["water", 1, 10]["answer"] == 3 and farthest["water", 1, 10]["answer"] == 1
-    assert closest["stone", 1, 10]["answer"] == 1 and farthest["stone", 1, 10]["answer"] == 3
-    assert closest["water", 2, 12]["answer"] == 3 and farthest["stone", 2, 12]["answer"] == 3
-    assert closest["water", 1, 10]["evidence"] == list(range(1, 11))
+    assert farthest["water", 1, 10]["answer"] == 1 and closest["stone", 1, 10]["answer"] == 1
+    assert farthest["water", 1, 10]["evidence"] == list(range(1, 11))
+    # The extreme is held at two steps (water one move away before steps 3 and 4, stone three): no
+    # single step is the answer, so the question is not asked.
+    assert ("water", 1, 10) not in closest and ("stone", 1, 10) not in farthest
+    assert ("water", 2, 12) not in closest and ("stone", 2, 12) not in farthest
+
+
+def test_closest_and_farthest_step_over_what_was_seen(con):
+    closest = by(candidates(con, "crafter.closest_step_in_range", "c3"), "material", "L", "R")
+    farthest = by(candidates(con, "crafter.farthest_step_in_range", "c3"), "material", "L", "R")
+    # Before step t (t <= 10) the player is at x = t. Only the water at x = 0 has been seen before step 9,
+    # so the moves to reach seen water before steps 1..10 are 0, 1, ..., 7, then 1 (the water at x = 11
+    # seen) and 0. On the true map they would be 0, 1, 2, 3, 4, 4, 3, 2, 1, 0: farthest at step 5.
+    assert farthest["water", 1, 10]["answer"] == 8
+    # Closest: 0 both before step 1 and before step 10, a tie: not asked.
+    assert ("water", 1, 10) not in closest
+    assert farthest["water", 2, 11]["answer"] == 8 and farthest["water", 3, 12]["answer"] == 8
+    # Grass is underfoot before every step: every distance 0, nothing to ask.
+    assert not any(m == "grass" for m, _, _ in closest)
 
 
 def test_jericho_room_graph_templates(con):

@@ -144,10 +144,25 @@ def test_cli_reports_errors_without_traceback(tmp_path, crafter_trace_dir, capsy
     assert capsys.readouterr().err.startswith("qtc sql: error: SQL error: Binder Error")
 
 
-def test_cli_sql_prints_a_table(crafter_trace_dir, capsys):
+def test_cli_sql_prints_a_table(crafter_trace_dir, capfd):
     assert main(["sql", "SELECT episode_id, ended_by FROM episodes", str(crafter_trace_dir)]) == 0
-    out = capsys.readouterr().out
-    assert "crafter-scripted-s0" in out and "death" in out
+    out = capfd.readouterr().out
+    assert "crafter-scripted-s0" in out and "death" in out and "varchar" in out  # DuckDB's rendering, with types
+
+
+def test_cli_sql_runs_every_statement_in_every_format(crafter_trace_dir, tmp_path, capfd):
+    query = "SET VARIABLE k = 2; SELECT episode_id, getvariable('k') AS k FROM episodes; SELECT 1 AS one"
+    assert main(["sql", query, str(crafter_trace_dir), "--format", "csv"]) == 0
+    assert capfd.readouterr().out == "episode_id,k\ncrafter-scripted-s0,2\none\n1\n"
+    assert main(["sql", "SELECT step, action FROM crafter_steps ORDER BY step", str(crafter_trace_dir),
+                 "--format", "json", "--limit", "2"]) == 0
+    captured = capfd.readouterr()
+    assert [json.loads(line)["step"] for line in captured.out.splitlines()] == [1, 2]
+    assert "more rows not shown" in captured.err
+    assert main(["sql", "SELECT 'a|b' AS x", str(crafter_trace_dir), "--format", "markdown"]) == 0
+    assert capfd.readouterr().out == "| x |\n|---|\n| a\\|b |\n\n"
+    assert main(["sql", str(tmp_path / "missing.sql"), str(crafter_trace_dir)]) == 2
+    assert f"{tmp_path / 'missing.sql'}: no such file" in capfd.readouterr().err
 
 
 class Stopping:
@@ -224,7 +239,7 @@ def test_lines_only_pythons_json_reads_load_as_it_reads_them(tmp_path, jericho_t
     load_traces(con, [path])
     expected = [json.loads(line) for line in lines[1:]]
     expected[0]["action"] = "twice"
-    columns = [c.name for c in schema.JERICHO_STEPS.columns]
+    columns = [c.name for c in schema.JERICHO_STEPS.recorded_columns]
     assert con.execute(f"SELECT {', '.join(columns)} FROM jericho_steps ORDER BY step").fetchall() == \
         [tuple(step[c] for c in columns) for step in expected]
 
