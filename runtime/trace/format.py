@@ -15,6 +15,7 @@ read_episode (`read_text_carefully`).
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,8 @@ def _check(value, spec, where: str, field: str) -> None:
     elif spec == "float":
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise _type_error(where, field, "number", value)
+        if not math.isfinite(value):
+            raise UserError(f"{where}: field '{field}': {value} is not a finite number")
     elif spec == "bool":
         if not isinstance(value, bool):
             raise _type_error(where, field, "boolean", value)
@@ -153,6 +156,8 @@ def _parse_line(text: str, where: str) -> dict:
     except json.JSONDecodeError as error:
         raise UserError(f"{where}: not valid JSON ({error.msg} at column {error.colno}); "
                         "the file may be truncated") from None
+    except RecursionError:
+        raise UserError(f"{where}: JSON nested too deeply to be a trace record") from None
     if not isinstance(record, dict):
         raise UserError(f"{where}: expected a JSON object")
     return record
@@ -332,6 +337,8 @@ def duckdb_checks_sql(expression: str, spec, in_list: bool = False, depth: int =
             below = f"coalesce(list_bool_and(list_transform({expression}, lambda {element}: {inner})), true)"
     elif isinstance(spec, tuple):  # dict: kept as JSON text
         below = f"len(json_keys({expression})) = len(list_distinct(json_keys({expression})))"
+    elif spec == "float":  # DuckDB reads 1e400 as infinity, and NaN as NaN: Python's reading refuses both
+        below = f"isfinite({expression})"
     if nullable:
         return f"({expression} IS NULL OR {below})" if below else None
     checks = ([f"{expression} IS NOT NULL"] if in_list else []) + ([below] if below else [])

@@ -72,6 +72,15 @@ def _structure(spec) -> str:
 
 # ---- reading: the step lines of each env's files, read by DuckDB into the table <env>_lines ----
 
+def _fits(shape: str, spec) -> bool:
+    """Whether a line's JSON structure (DuckDB's json_structure) fits `spec`; a structure nested too deeply
+    for Python to decode fits none (the line is then read carefully, and refused with its place)."""
+    try:
+        return shape_fits(json.loads(shape), spec)
+    except RecursionError:
+        return False
+
+
 def _read_lines(reader: duckdb.DuckDBPyConnection, env: str, traces: dict[int, TraceText],
                 as_written: bool = True) -> dict[int, int]:
     """Read the step lines of `traces` (by file number) into `<env>_lines` (file, line, rec); the first
@@ -92,7 +101,7 @@ def _read_lines(reader: duckdb.DuckDBPyConnection, env: str, traces: dict[int, T
                    "FROM qtc_text")
     reader.unregister("qtc_text")
     shapes = reader.execute(f"SELECT DISTINCT shape FROM {env}_lines WHERE shape IS NOT NULL").fetchall()
-    fitting = [shape for (shape,) in shapes if shape_fits(json.loads(shape), spec)]
+    fitting = [shape for (shape,) in shapes if _fits(shape, spec)]
     checks = ["rec IS NOT NULL", "list_contains($fitting, shape)", "rec.step = line - 1",
               duckdb_checks_sql("rec", spec) or "true"]
     if as_written:

@@ -144,6 +144,21 @@ def test_cli_reports_errors_without_traceback(tmp_path, crafter_trace_dir, capsy
     assert capsys.readouterr().err.startswith("qtc sql: error: SQL error: Binder Error")
 
 
+@pytest.mark.parametrize("reward, message", [
+    ("1e400", "field 'reward': inf is not a finite number"),
+    ("NaN", "field 'reward': nan is not a finite number"),
+    ("[" * 5000 + "]" * 5000, "JSON nested too deeply to be a trace record"),
+])
+def test_a_number_out_of_range_or_deep_nesting_is_refused_with_its_line(crafter_trace_dir, tmp_path, capsys,
+                                                                          reward, message):
+    path, lines = _copy(crafter_trace_dir, tmp_path)
+    record = json.loads(lines[3])
+    text = json.dumps(record).replace(f'"reward": {json.dumps(record["reward"])}', f'"reward": {reward}', 1)
+    _write(path, [*lines[:3], text, *lines[4:]])
+    assert main(["load", str(path), "--db", str(tmp_path / "x.duckdb")]) == 2
+    assert capsys.readouterr().err == f"qtc load: error: {path}:4: {message}\n"
+
+
 def test_cli_sql_prints_a_table(crafter_trace_dir, capfd):
     assert main(["sql", "SELECT episode_id, ended_by FROM episodes", str(crafter_trace_dir)]) == 0
     out = capfd.readouterr().out
