@@ -82,6 +82,10 @@ def render_question(env: jinja2.Environment, text: str, variables: dict) -> str:
         rendered = env.from_string(text).render(**variables)
     except jinja2.UndefinedError as error:
         raise RenderError(str(error)) from error
+    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, MemoryError) as error:
+        # An expression of the question's own that fails on a value (a filter given a number too large,
+        # a string multiplied past memory): that question is not asked, and generate counts it.
+        raise RenderError(f"the question's text failed to render: {type(error).__name__}: {error}") from None
     rendered = " ".join(rendered.split())
     if not rendered:
         raise RenderError("the question rendered blank")

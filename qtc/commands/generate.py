@@ -87,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print_summary(generation)
     for report in generation.templates:
+        if report.render_errors:
+            print(f"qtc generate: warning: {report.render_errors} question(s) of {report.template_id} could not be "
+                  f"rendered and were left out; the first: {report.render_error}", file=sys.stderr)
         for message in report.invalid:
             print(f"qtc generate: warning: a record broke the QA format and was dropped: {message}", file=sys.stderr)
     adversarial = sum(r["adversarial"] for r in generation.records)

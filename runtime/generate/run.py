@@ -81,6 +81,7 @@ class TemplateReport:
     adversarial_candidates: int = 0  # adversarial candidates whose premise is false
     adversarial_dropped: int = 0  # adversarial candidates whose premise turned out true
     render_errors: int = 0
+    render_error: str = ""  # the first one's message, for the warning
     invalid: list[str] = field(default_factory=list)  # records that broke the format (bugs), never written
     candidates_per_episode: int = 0  # the cap on bindings per episode that the candidates were drawn with
     questions: int = 0
@@ -287,8 +288,9 @@ class _Generator:
                                              lambda item: seeded_key(seed, item[0]), seed, maker.compiled.id):
             try:
                 yield maker.make(row, qid)
-            except RenderError:
+            except RenderError as error:
                 report.render_errors += 1
+                report.render_error = report.render_error or str(error)
             except InvalidRecord as error:
                 report.invalid.append(str(error))
 

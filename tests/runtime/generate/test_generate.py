@@ -132,6 +132,19 @@ def test_multiple_choice_records(tmp_path, trace_dirs, trace_db):
         [r["options"] for r in action_at]
 
 
+def test_a_question_whose_text_fails_to_render_is_left_out_with_a_warning(tmp_path, trace_dirs, capsys):
+    folder = tmp_path / "templates" / "crafter"
+    folder.mkdir(parents=True)
+    (folder / "huge.qtpl").write_text(
+        'template crafter.huge {\n  env crafter\n  category single_hop\n  answer_type action\n\n'
+        '  param t: steps.step\n  question "At {{ t | plural(\\"step\\") * 99999999999999 }}?"\n'
+        '  answer steps[$t].action\n  evidence $t\n}\n')
+    records = generate(tmp_path / "qa.jsonl", trace_dirs, "--templates", str(folder), *FAST)
+    assert records == []
+    assert "question(s) of crafter.huge could not be rendered and were left out; the first: the question's " \
+           "text failed to render: MemoryError" in capsys.readouterr().err
+
+
 def test_answers_are_the_tables_own(tmp_path, trace_dirs, trace_db):
     records = generate(tmp_path / "qa.jsonl", trace_dirs, *FAST)
     checked = 0
