@@ -18,6 +18,12 @@ PLAYER_ENTERABLE: tuple[str, ...] = tuple(objects.Player.walkable.fget(None))
 COLLECT = constants.collect
 PLACE = constants.place
 MAKE = constants.make
+# Crafter's recipes (its `make` rules) as rows: what making an item uses up, and the stations (materials)
+# that must be within one cell of the player (Player._make: world.nearby(pos, 1)).
+RECIPE_USES: tuple[tuple[str, str, int], ...] = tuple(
+    (item, ingredient, amount) for item, info in constants.make.items() for ingredient, amount in info["uses"].items())
+RECIPE_STATIONS: tuple[tuple[str, str], ...] = tuple(
+    (item, station) for item, info in constants.make.items() for station in info["nearby"])
 # The material a collected item comes from (collect_wood <- tree, collect_drink <- water, ...).
 COLLECTED_FROM: dict[str, str] = {
     item: material for material, info in constants.collect.items() for item in info["receive"]}

@@ -208,6 +208,28 @@ CRAFTER_ITEM_EVENTS = Table("item_events", "crafter", (
     C("amount", T.INTEGER, "absolute change of the count"),
 ), "inventory count changes, derived from consecutive inventory rows")
 
+CRAFTER_RECIPE_USES = Table("recipe_uses", "crafter", (
+    C("item", T.ITEM, "what the recipe makes (wood_pickaxe, ...)"),
+    C("ingredient", T.ITEM, "an inventory item making it uses up"),
+    C("amount", T.INTEGER, "how many of the ingredient"),
+), "Crafter's recipes, from its own data (crafter/data.yaml, make): the same rows for every episode",
+    has_step=False)
+
+CRAFTER_RECIPE_STATIONS = Table("recipe_stations", "crafter", (
+    C("item", T.ITEM, "what the recipe makes"),
+    C("station", T.MATERIAL, "a material that must be within one cell of the player (table, furnace)"),
+), "the stations Crafter's recipes need nearby, from its own data: the same rows for every episode",
+    has_step=False)
+
+CRAFTER_CRAFTABLE = Table("craftable", "crafter", (
+    STEP,
+    C("item", T.ITEM, "a recipe's item"),
+    C("ingredients", T.BOOLEAN, "whether the inventory after the step holds everything the recipe uses"),
+    C("stations", T.BOOLEAN, "whether every station the recipe needs is within one cell of the player after "
+                             "the step (CONVENTIONS.md, Crafting)"),
+), "for each step and recipe, whether a make action right after the step would succeed (both true)",
+    has_step_zero=True)
+
 CRAFTER_DAMAGE = Table("damage", "crafter", (
     STEP,
     C("amount", T.INTEGER, "health lost in this step"),
@@ -220,6 +242,7 @@ TABLES: tuple[Table, ...] = (
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS,
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
+    CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,
 )
 
 # Vocabulary kinds per environment, with the language type of their values.

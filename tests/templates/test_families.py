@@ -20,9 +20,6 @@ INVENTORY = ROOT.parent / "shared" / "design" / "template-inventory.md"
 
 # Families of the inventory the library leaves out, each with what it would need.
 DELIBERATELY_MISSING = {
-    "crafter.can_craft_at": "needs Crafter's recipes as a table (from its data.yaml) and a per-requirement "
-                            "lookup of the inventory at step t; neither exists yet",
-    "crafter.event_steps": "its answer is a list of steps; answer_type list holds text only",
     "jericho.was_valid": "Jericho's valid-action list is something the agent never saw and no answering "
                          "context shows; whether the game accepted a command has no reading across games",
 }
