@@ -82,7 +82,7 @@ class Batch:
     shown: Shown
     description: str  # which steps the log shows, in words
     questions: tuple[Question, ...]
-    log: bool = True  # False for --context none: no log at all, not an empty one
+    log: bool  # False for --context none: no log at all, not an empty one
 
 
 def _description(mode: ContextMode, horizon: int, shown: Shown) -> str:

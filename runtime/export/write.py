@@ -25,6 +25,7 @@ from qtc.runtime.qa.format import NOT_ANSWERABLE
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.write import summary_path
 from qtc.runtime.trace.format import trace_files
+from qtc.runtime.trace.store import DB_SUFFIX
 
 from .samples import SAMPLE_FEATURES
 
@@ -68,8 +69,9 @@ def sha256(path: Path) -> str:
 
 
 def _input_files(traces: tuple[Path, ...]) -> list[Path]:
-    stores = [path for path in traces if path.suffix == ".duckdb"]
-    complete, _ = trace_files([path for path in traces if path.suffix != ".duckdb"])
+    """The files the traces were read from: the store, or the complete trace files (as open_store reads them)."""
+    stores = [path for path in traces if str(path).endswith(DB_SUFFIX)]
+    complete, _ = trace_files([path for path in traces if not str(path).endswith(DB_SUFFIX)])
     return sorted(stores + complete)
 
 
