@@ -8,6 +8,7 @@
     answer    evaluate/  questions -> a model's answers, from the context the agent observed
     score     evaluate/  answers -> scores, Accuracy and F1 with intervals
     report    view/      QA set, answers, traces -> one self-contained HTML page of the results
+    export    export/    QA set, traces -> samples with their contexts for inspect_ai, lm-eval, datasets
 
 `chat.py` is the one client for OpenAI-compatible models (retries, JSON read out of replies), used by
 the LLM agent, answering and paraphrasing. The runtime imports the language (`qtc.dsl`), the standard

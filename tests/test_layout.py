@@ -44,6 +44,8 @@ RULES = [
     ("qtc.runtime.qa", ONLY, ("qtc.dsl", "qtc.runtime.trace", *ERRORS_AND_FILES)),
     ("qtc.runtime.evaluate", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.trace", "qtc.runtime.chat",
                                     *ERRORS_AND_FILES)),
+    ("qtc.runtime.export", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.trace", "qtc.runtime.evaluate",
+                                  *ERRORS_AND_FILES)),
     ("qtc.runtime.view", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.evaluate", "qtc.runtime.spatial",
                                 "qtc.runtime.trace", *ERRORS_AND_FILES)),
 ]

@@ -2,7 +2,8 @@
 
 The model sees each episode only as the agent observed it, cut at the question's horizon
 (docs/evaluation.md): `--context full` the whole history, `last:N` the last N steps, `evidence` only the
-steps the answer rests on (an oracle upper bound). Crafter episodes recorded with `qtc play --frames`
+steps the answer rests on (an oracle upper bound), `budget:B` the evidence steps and then the latest steps
+within about B tokens, `none` no log at all (the no-memory control). Crafter episodes recorded with `qtc play --frames`
 can be shown as screens too, beside the log: `--context frames` (one image each) or `mosaic` (EMemBench's
 tiled images, --mosaic-*), alone (every step) or after a selection (`last:50+mosaic`, `evidence+frames`).
 Questions with the same context are sent together,
@@ -25,6 +26,8 @@ EXAMPLES = """examples:
   qtc answer --qa qa.jsonl --traces traces.duckdb --model qwen --base-url http://127.0.0.1:8000/v1 \\
       --context last:50 --batch 20 --out qwen-last50.jsonl
   qtc answer --qa qa.jsonl --traces traces/ --model gpt-4o-mini --context evidence --out oracle.jsonl
+  qtc answer --qa qa.jsonl --traces traces/ --model gpt-4o-mini --context none --out no-memory.jsonl
+  qtc answer --qa qa.jsonl --traces traces/ --model gpt-4o-mini --context budget:4000 --out budget4k.jsonl
   qtc answer --qa qa.jsonl --traces traces/ --model qwen-vl --base-url http://127.0.0.1:8000/v1 \
       --context mosaic --out qwen-vl-mosaic.jsonl
 """
@@ -35,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traces", type=Path, nargs="+", required=True, metavar="PATH",
                         help="trace files or folders, or one .duckdb database, holding the questions' episodes")
     add_endpoint_arguments(parser)
-    parser.add_argument("--context", default="full", metavar="full|last:N|evidence|frames|mosaic",
-                        help="what the model sees of each episode (default full); frames or mosaic add the "
+    parser.add_argument("--context", default="full", metavar="full|last:N|evidence|budget:B|none|frames|mosaic",
+                        help="what the model sees of each episode (default full); budget:B the evidence steps, "
+                             "then the latest, within about B tokens; none no log; frames or mosaic add the "
                              "screens of a Crafter episode recorded with --frames, joined by + to a selection "
                              "of steps (last:50+mosaic)")
     layout = parser.add_argument_group("screens (--context frames or mosaic)")

@@ -32,7 +32,7 @@ from qtc.errors import InvalidOption, UserError
 from qtc.runtime.qa.answers import Answer, read_answers
 from qtc.runtime.qa.appendlog import AppendLog
 from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, content_text, json_values, strip_fences
-from .context import ContextMode, Shown, render_context, shown_steps
+from .context import ContextMode, LogSizes, Shown, estimated_tokens, render_context, shown_steps
 from .scoring import option_letter
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.format import NOT_ANSWERABLE
@@ -53,14 +53,21 @@ ANSWER_FORMS = {
     "sequence": "the values in the order asked, separated by commas",
 }
 CHOICE_FORM = "the letter of one option"  # a multiple-choice question, whatever its answer type
+REPLY_FORMAT = (
+    "Reply with one JSON object and nothing else:\n"
+    '{{"answers": [{{"question": 1, "answer": "..."}}, {{"question": 2, "answer": "..."}}]}}\n'
+    "with one entry per question, in order. Each answer is short text in the form the question's hint gives.")
 SYSTEM_PROMPT = (
     "You are the agent whose log is shown: you played {game}. The log holds, step by step, the action you "
     "chose, your reason for it and what you observed after it. Answer questions about your own past from "
-    "the log alone.\n\n"
-    "Reply with one JSON object and nothing else:\n"
-    '{{"answers": [{{"question": 1, "answer": "..."}}, {{"question": 2, "answer": "..."}}]}}\n'
-    "with one entry per question, in order. Each answer is short text in the form the question's hint "
-    f'gives. If a question rests on something that never happened in the log, answer "{NOT_ANSWERABLE}".')
+    "the log alone.\n\n" + REPLY_FORMAT +
+    f' If a question rests on something that never happened in the log, answer "{NOT_ANSWERABLE}".')
+# --context none, the no-memory control: the model is told that it sees no log.
+NO_LOG_SYSTEM_PROMPT = (
+    "You are the agent that played {game}, but your log of it is not shown: answer questions about your "
+    "own past without it, as well as you can.\n\n" + REPLY_FORMAT +
+    f' If a question rests on something that never happened, answer "{NOT_ANSWERABLE}".')
+NO_LOG = "NO LOG: the log of this episode is not shown."
 
 # Why a prediction was not read from a well-formed JSON reply (the answer record's `error`).
 SALVAGED = "answer read from a malformed reply"
@@ -75,6 +82,7 @@ class Batch:
     shown: Shown
     description: str  # which steps the log shows, in words
     questions: tuple[Question, ...]
+    log: bool  # False for --context none: no log at all, not an empty one
 
 
 def _description(mode: ContextMode, horizon: int, shown: Shown) -> str:
@@ -82,6 +90,11 @@ def _description(mode: ContextMode, horizon: int, shown: Shown) -> str:
         return f"steps 1 to {horizon}, every step"
     if mode.kind == "last":
         return f"steps {min(shown.actions, default=horizon)} to {horizon}; earlier steps are not shown"
+    if mode.kind == "budget":
+        return (f"{len(shown.actions)} of steps 1 to {horizon}, as many as fit about {mode.budget} tokens; "
+                "the others are not shown")
+    if mode.kind == "none":
+        return "not shown"
     return "only a few steps; the others are not shown"
 
 
@@ -90,6 +103,7 @@ def plan_batches(con: duckdb.DuckDBPyConnection, questions: list[Question], mode
     """The batches that ask `questions`: grouped by context, in order of each context's first question."""
     episodes = {eid: (env, n) for eid, env, n in con.execute(
         "SELECT episode_id, env, n_steps FROM episodes").fetchall()}
+    sizes: dict[str, LogSizes] = {}  # by episode, for budget:B
     groups: dict[tuple, list[Question]] = {}
     for q in questions:
         if q.episode_id not in episodes:
@@ -99,16 +113,19 @@ def plan_batches(con: duckdb.DuckDBPyConnection, questions: list[Question], mode
             raise UserError(f"question {q.id}: episode {q.episode_id!r} is a {env} episode, "
                             f"the question says {q.env}")
         horizon = n_steps if q.horizon is None else min(q.horizon, n_steps)
-        shown = shown_steps(mode, horizon, q.evidence)
+        if mode.kind == "budget" and q.episode_id not in sizes:
+            sizes[q.episode_id] = LogSizes.of_episode(con, q.episode_id, env, n_steps)
+        shown = shown_steps(mode, horizon, q.evidence, sizes.get(q.episode_id))
         groups.setdefault((q.episode_id, env, shown, _description(mode, horizon, shown)), []).append(q)
-    return [Batch(*key, tuple(group[i:i + batch_size]))
+    return [Batch(*key, tuple(group[i:i + batch_size]), mode.kind != "none")
             for key, group in groups.items() for i in range(0, len(group), batch_size)]
 
 
 def build_messages(batch: Batch, context: str, questions: tuple[Question, ...]) -> list[dict]:
-    lines = [f"LOG ({batch.description})", context, "", "QUESTIONS"]
-    lines += [question_line(n, q) for n, q in enumerate(questions, start=1)]
-    return [{"role": "system", "content": SYSTEM_PROMPT.format(game=GAMES[batch.env])},
+    lines = [f"LOG ({batch.description})", context] if batch.log else [NO_LOG]
+    lines += ["", "QUESTIONS", *(question_line(n, q) for n, q in enumerate(questions, start=1))]
+    system = SYSTEM_PROMPT if batch.log else NO_LOG_SYSTEM_PROMPT
+    return [{"role": "system", "content": system.format(game=GAMES[batch.env])},
             {"role": "user", "content": "\n".join(lines)}]
 
 
@@ -218,12 +235,11 @@ def pending_questions(questions: list[Question], out: Path, model: str, mode: Co
 
 
 JSON_MODES = ("schema", "object", "off")
-CHARS_PER_TOKEN = 4  # a rough rule for English text and JSON; only estimates use it
 
 
 def estimate_tokens(messages: list[dict]) -> int:
-    """About how many tokens the text of `messages` takes: its characters over four (images not counted)."""
-    return sum(len(content_text(m["content"])) for m in messages) // CHARS_PER_TOKEN + 1
+    """About how many tokens the text of `messages` takes (context.estimated_tokens; images not counted)."""
+    return estimated_tokens(sum(len(content_text(m["content"])) for m in messages))
 
 
 def answers_schema(count: int) -> dict:
@@ -266,8 +282,13 @@ class AskOptions:
 class Request:
     """One batch with the context it is asked in (shared by every batch of that context)."""
     batch: Batch
-    context: str
+    context: str  # the log text; empty for --context none
     images: tuple[dict, ...] = ()  # content parts shown before the log: screens and their captions (frames.py)
+
+    @property
+    def context_tokens(self) -> int:
+        """The log text's estimated tokens (the answer record's `context_tokens`; screens not counted)."""
+        return estimated_tokens(len(self.context))
 
     def messages(self, questions: tuple[Question, ...] | None = None) -> list[dict]:
         messages = build_messages(self.batch, self.context, questions or self.batch.questions)
@@ -283,7 +304,7 @@ def prepare_requests(con: duckdb.DuckDBPyConnection, batches: list[Batch]) -> li
     for batch in batches:
         key = (batch.episode_id, batch.shown)
         if key not in contexts:
-            contexts[key] = render_context(con, batch.episode_id, batch.env, batch.shown)
+            contexts[key] = render_context(con, batch.episode_id, batch.env, batch.shown) if batch.log else ""
         requests.append(Request(batch, contexts[key]))
     return requests
 
@@ -294,6 +315,7 @@ class Asked:
     completion: Completion
     questions: tuple[Question, ...]
     parsed: list[tuple[str | None, str | None]]
+    context_tokens: int  # of the log the questions were asked with
     too_long: bool = False  # the server refused the prompt as longer than the model's context window
 
 
@@ -336,8 +358,8 @@ class Answerer:
             failed = Completion("", 0, 0, uuid.uuid4().hex[:16], 0.0)
             return Asked(failed, questions,
                          [(None, f"context too long: about {estimate_tokens(messages)} tokens")] * len(questions),
-                         too_long=True)
-        return Asked(completion, questions, parse_reply(completion.text, len(questions)))
+                         request.context_tokens, too_long=True)
+        return Asked(completion, questions, parse_reply(completion.text, len(questions)), request.context_tokens)
 
     def _answer(self, request: Request) -> list[Asked]:
         """The batch's request, then each question its reply left unanswered asked alone (where plain
@@ -367,7 +389,7 @@ class Answerer:
                 c.too_long += asked.too_long
                 records.append(Answer(q.id, self._client.model, str(self._mode), prediction or "", note,
                                       asked.completion.request, batch_size, usage,
-                                      round(asked.completion.seconds, 3)).record())
+                                      round(asked.completion.seconds, 3), asked.context_tokens).record())
         if records:
             self._out.append(records)
             self.summary.asked += len(records)

@@ -12,8 +12,10 @@ creatures in it (relative to the player), the terrain underfoot, facing, invento
 daylight and sleep. Never absolute map coordinates, valid-action lists, inventories the game did not
 print, rewards, achievements or damage causes.
 
-The three modes choose the steps: `full` (1..H), `last:N` (H-N+1..H) and `evidence` (the question's
-evidence steps only), where H is the question's horizon, or the episode's length without one.
+The modes choose the steps, where H is the question's horizon, or the episode's length without one:
+`full` (1..H), `last:N` (H-N+1..H), `evidence` (the question's evidence steps only), `budget:B` (the
+evidence steps, then the latest steps, while the log's estimated tokens stay within B) and `none` (no log
+at all: the no-memory control).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from qtc.errors import InvalidOption
 
 from qtc.dsl import crafter_data
 
-MODES = ("full", "last:N", "evidence")
+MODES = ("full", "last:N", "evidence", "budget:B", "none")
+CHARS_PER_TOKEN = 4  # a rough rule for English text and JSON; only estimates use it
+NO_STEPS = "(no steps are shown)"
 
 # Symbols of the Crafter view grid: one character per cell, named once in the context's legend.
 MATERIAL_SYMBOLS = {"water": "~", "grass": ".", "stone": "#", "path": "_", "sand": ":", "tree": "T",
@@ -40,22 +44,31 @@ OUTSIDE_SYMBOL = "="  # a view cell beyond the edge of the world
 VIEW_CENTRE = (4, 3)
 
 
+def estimated_tokens(chars: int) -> int:
+    """About how many tokens a text of `chars` characters takes: a quarter of them, plus one; none for no text."""
+    return chars // CHARS_PER_TOKEN + 1 if chars else 0
+
+
 @dataclass(frozen=True)
 class ContextMode:
-    kind: str  # "full", "last" or "evidence"
+    kind: str  # "full", "last", "evidence", "budget" or "none"
     last: int | None = None  # N of last:N
+    budget: int | None = None  # B of budget:B, in estimated tokens
 
     @classmethod
     def parse(cls, text: str) -> "ContextMode":
-        if text in ("full", "evidence"):
+        if text in ("full", "evidence", "none"):
             return cls(text)
         kind, _, count = text.partition(":")
-        if kind == "last" and count.isdigit() and int(count) > 0:
-            return cls("last", int(count))
-        raise InvalidOption("context", f"{text!r}: expected full, evidence or last:N with N a positive integer")
+        if kind in ("last", "budget") and count.isdigit() and int(count) > 0:
+            return cls(kind, **{kind: int(count)})
+        raise InvalidOption("context", f"{text!r}: expected full, evidence, none, last:N or budget:B with N and B "
+                                       "positive integers")
 
     def __str__(self) -> str:
-        return f"last:{self.last}" if self.kind == "last" else self.kind
+        if self.kind == "last":
+            return f"last:{self.last}"
+        return f"budget:{self.budget}" if self.kind == "budget" else self.kind
 
 
 @dataclass(frozen=True)
@@ -71,12 +84,17 @@ class Shown:
         return cls(actions, frozenset(steps) | actions | {s - 1 for s in actions})
 
 
-def shown_steps(mode: ContextMode, horizon: int, evidence: list[int]) -> Shown:
-    """The steps shown for a question with this horizon (the last step the question may speak of)."""
+def shown_steps(mode: ContextMode, horizon: int, evidence: list[int], sizes: "LogSizes | None" = None) -> Shown:
+    """The steps shown for a question with this horizon (the last step the question may speak of);
+    `budget:B` needs the sizes of the episode's blocks."""
     if mode.kind == "full":
         return Shown.of_steps(range(1, horizon + 1))
     if mode.kind == "last":
         return Shown.of_steps(range(max(1, horizon - mode.last + 1), horizon + 1))
+    if mode.kind == "budget":
+        return sizes.within_budget(mode.budget, horizon, evidence)
+    if mode.kind == "none":
+        return Shown.of_steps([])
     return Shown.of_steps([s for s in evidence if 0 <= s <= horizon])
 
 
@@ -191,7 +209,60 @@ def context_blocks(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, sh
     return blocks
 
 
+def _headed(env: str, blocks: list[str]) -> list[str]:
+    """The parts of a log, joined by newlines: the legend (Crafter), then the blocks."""
+    return ([crafter_legend()] if env == "crafter" else []) + (blocks or [NO_STEPS])
+
+
 def render_context(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, shown: Shown) -> str:
     """The log text of one episode: the shown steps and states, in step order."""
-    blocks = [block.text for block in context_blocks(con, episode_id, env, shown)]
-    return "\n".join(([crafter_legend()] if env == "crafter" else []) + (blocks or ["(no steps are shown)"]))
+    return "\n".join(_headed(env, [block.text for block in context_blocks(con, episode_id, env, shown)]))
+
+
+@dataclass(frozen=True)
+class LogSizes:
+    """The characters of every block one episode's log can show, so that the size of any choice of steps
+    is known without rendering it: render_context's text is the legend and the blocks joined by newlines."""
+    env: str
+    step_chars: dict[int, int]  # the block of step t: its action and the state after it
+    state_chars: dict[int, int]  # the block of the state after step t shown alone ("Before step t+1")
+
+    @classmethod
+    def of_episode(cls, con: duckdb.DuckDBPyConnection, episode_id: str, env: str, n_steps: int) -> "LogSizes":
+        actions, states = frozenset(range(1, n_steps + 1)), frozenset(range(n_steps + 1))
+        return cls(env, {b.step: len(b.text) for b in context_blocks(con, episode_id, env, Shown(actions, states))},
+                   {b.step: len(b.text) for b in context_blocks(con, episode_id, env, Shown(frozenset(), states))})
+
+    def _chars(self, blocks: int, block_chars: int) -> int:
+        """The characters of a log of `blocks` blocks whose own characters add up to `block_chars`."""
+        if not blocks:
+            return len("\n".join(_headed(self.env, [])))
+        return len("\n".join(_headed(self.env, [""]))) + block_chars + blocks - 1  # a newline between blocks
+
+    def within_budget(self, budget: int, horizon: int, evidence: list[int]) -> Shown:
+        """The evidence steps up to the horizon, latest first, then the steps horizon, horizon-1, ..., each
+        taken while the log stays within `budget` estimated tokens: the first that would pass it ends the
+        choice, so the recent steps shown are one run ending at the horizon."""
+        empty = estimated_tokens(self._chars(0, 0))
+        if empty > budget:
+            raise InvalidOption("context", f"budget:{budget}: an empty {self.env} log already takes about {empty} "
+                                           "tokens; give a larger budget")
+        blocks: dict[int, int] = {}  # step -> characters of its block, as the steps chosen so far show it
+        block_chars = 0
+        chosen = []
+        preferred = sorted({s for s in evidence if 0 <= s <= horizon}, reverse=True) + list(range(horizon, 0, -1))
+        for step in dict.fromkeys(preferred):
+            # An action shows its own block (in place of its state's alone) and the state it was chosen in
+            # (Shown.of_steps); step 0 is the start state.
+            changed = {step: self.step_chars[step]} if step >= 1 else {}
+            state = step - 1 if step >= 1 else step
+            if state not in blocks:
+                changed[state] = self.state_chars[state]
+            grown = block_chars + sum(chars - blocks.get(s, 0) for s, chars in changed.items())
+            count = len(blocks) + sum(s not in blocks for s in changed)
+            if estimated_tokens(self._chars(count, grown)) > budget:
+                break
+            blocks.update(changed)
+            block_chars = grown
+            chosen.append(step)
+        return Shown.of_steps(chosen)

@@ -69,7 +69,10 @@ class VisualMode:
         if len(forms) > 1 or len(rest) > 1:
             raise InvalidOption("context", f"{text!r}: expected one of {', '.join(IMAGE_FORMS)}, alone or joined "
                                            "by + to one step selection (last:50+mosaic)")
-        return cls(ContextMode.parse(rest[0] if rest else "full"), forms[0])
+        selection = ContextMode.parse(rest[0] if rest else "full")
+        if selection.kind == "none":
+            raise InvalidOption("context", f"{text!r}: none shows no log, so no screens either")
+        return cls(selection, forms[0])
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name in ("selection", "images"):  # not yet set (copying, unpickling)

@@ -17,7 +17,7 @@ from qtc.runtime.trace.format import _check
 ANSWER_SPEC = {
     "id": "str", "model": "str", "context": "str", "prediction": "str", "error": ("null", "str"),
     "request": "str", "batch_size": "int", "usage": {"prompt_tokens": "int", "completion_tokens": "int"},
-    "seconds": "float",
+    "seconds": "float", "context_tokens": ("null", "int"),
 }
 
 
@@ -32,6 +32,7 @@ class Answer:
     batch_size: int
     usage: dict[str, int]
     seconds: float
+    context_tokens: int | None = None  # the estimated tokens of the log it was asked with; None in older files
 
     def record(self) -> dict:
         return asdict(self)
@@ -57,6 +58,7 @@ def read_answers(path: Path, *, repair: bool = False) -> AnswerSet:
     result = AnswerSet(partial_line=contents.partial_line)
     first_line: dict[str, str] = {}
     for where, record in contents.records:
+        record.setdefault("context_tokens", None)  # files written before the field existed
         _check(record, ANSWER_SPEC, where, "")
         answer = Answer(**{f.name: record[f.name] for f in fields(Answer)})
         if result.model is None:

@@ -231,7 +231,7 @@ def _one_line_error(capsys) -> str:
 
 @pytest.mark.parametrize("argv, message", [
     (["--context", "mosaic+frames"], "--context 'mosaic+frames': expected one of frames, mosaic, alone or joined"),
-    (["--context", "last:x+mosaic"], "--context 'last:x': expected full, evidence or last:N"),
+    (["--context", "last:x+mosaic"], "--context 'last:x': expected full, evidence, none, last:N or budget:B"),
     (["--context", "mosaic", "--mosaic-cols", "0"], "--mosaic-cols must be positive, got 0"),
     (["--context", "frames", "--mosaic-cell", "-1"], "--mosaic-cell must be positive, got -1"),
 ])

@@ -15,9 +15,11 @@ from support.answering import (CRAFTER, answer, asked_in, crafter_questions, pol
                                read_answers_file)
 from support.handmade_qa import question, write_jsonl
 from support.llama_server import llama_cpp_server
-from support.openai_stub_server import ChatCompletionServer
+from support.openai_stub_server import ChatCompletionServer, message_text
 from qtc.cli import main
-from qtc.runtime.evaluate.ask import NO_ANSWER, PLAIN_TEXT, SALVAGED, parse_reply
+from qtc.runtime.evaluate.ask import NO_ANSWER, NO_LOG, PLAIN_TEXT, SALVAGED, parse_reply
+from qtc.runtime.evaluate.context import estimated_tokens
+from qtc.runtime.qa.answers import read_answers
 
 
 @pytest.mark.parametrize("reply, count, expected", [
@@ -109,6 +111,50 @@ def test_the_context_mode_reaches_the_prompt(tmp_path, crafter_db, crafter_trace
     assert {a["context"] for a in read_answers_file(out)} == {mode}
 
 
+def test_context_none_sends_no_steps(tmp_path, crafter_db, crafter_trace_dir):
+    records = crafter_questions(crafter_db, 4, horizon=30) + crafter_questions(crafter_db, 2)
+    records[-2:] = [dict(r, id=r["id"] + "-whole") for r in records[-2:]]
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)
+    out = tmp_path / "answers.jsonl"
+    with ChatCompletionServer(policy_for(records)) as server:
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", "none") == 0
+    assert len(server.requests) == 1  # no log, so nothing tells the horizons' contexts apart
+    system, user = (message_text(m) for m in server.requests[0]["messages"])
+    assert "your log of it is not shown" in system and "log is shown" not in system
+    assert user.startswith(NO_LOG + "\n\nQUESTIONS\n")
+    assert not re.search(r"^(Step|Before step) \d+", user, re.MULTILINE) and "action:" not in user
+    answers = read_answers_file(out)
+    assert {a["context"] for a in answers} == {"none"} and {a["context_tokens"] for a in answers} == {0}
+
+
+def test_context_budget_keeps_evidence_and_recent_steps_within_the_budget(tmp_path, crafter_db, crafter_trace_dir):
+    records = crafter_questions(crafter_db, 3, horizon=120)
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)
+    out = tmp_path / "answers.jsonl"
+    with ChatCompletionServer(policy_for(records)) as server:
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", "budget:1200") == 0
+    assert len(server.requests) == 3  # one context per evidence step
+    logs = {}
+    for request in server.requests:
+        prompt = message_text(request["messages"][-1])
+        (t,) = re.findall(r"action did you take at step (\d+)", prompt)
+        log = prompt[prompt.index("\n") + 1:prompt.index("\n\nQUESTIONS\n")]
+        logs[f"q{t}"] = estimated_tokens(len(log))
+        assert estimated_tokens(len(log)) <= 1200
+        steps = [int(s) for s in re.findall(r"^Step (\d+)$", log, re.MULTILINE)]
+        assert steps[0] == int(t) and steps[1:] == list(range(120 - len(steps) + 2, 121))  # evidence, then the latest
+        assert re.search(rf"LOG \({len(steps)} of steps 1 to 120, as many as fit about 1200 tokens", prompt)
+    assert {a["id"]: a["context_tokens"] for a in read_answers_file(out)} == logs
+
+
+def test_answer_files_without_context_tokens_still_read(tmp_path):
+    old = {"id": "q1", "model": "m", "context": "full", "prediction": "noop", "error": None, "request": "r",
+           "batch_size": 1, "usage": {"prompt_tokens": 3, "completion_tokens": 1}, "seconds": 0.5}
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    assert read_answers(path).answers["q1"].context_tokens is None
+
+
 def test_malformed_skipped_and_chatty_replies(tmp_path, crafter_db, crafter_trace_dir):
     records = crafter_questions(crafter_db, 4)
     qa = write_jsonl(tmp_path / "qa.jsonl", records)
@@ -137,7 +183,7 @@ def test_malformed_skipped_and_chatty_replies(tmp_path, crafter_db, crafter_trac
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--context", "last:x"], "--context 'last:x': expected full, evidence or last:N"),
+    (["--context", "last:x"], "--context 'last:x': expected full, evidence, none, last:N or budget:B"),
     (["--batch", "0"], "--batch must be positive, got 0"),
     (["--timeout", "-1"], "--timeout must be positive"),
     (["--attempts", "0"], "--attempts must be positive"),

@@ -1,5 +1,5 @@
-"""The context a model answers from (runtime/evaluate/context.py): the three modes, nothing after the
-horizon, the state before and after each step, and only what the agent could observe."""
+"""The context a model answers from (runtime/evaluate/context.py): the modes (budget:B within its budget),
+nothing after the horizon, the state before and after each step, and only what the agent could observe."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from qtc.dsl import crafter_data
 from qtc.errors import InvalidOption
-from qtc.runtime.evaluate.context import CREATURE_SYMBOLS, MATERIAL_SYMBOLS, ContextMode, render_context, shown_steps
+from qtc.runtime.evaluate.context import (CREATURE_SYMBOLS, MATERIAL_SYMBOLS, ContextMode, LogSizes, Shown,
+                                          estimated_tokens, render_context, shown_steps)
 from qtc.runtime.trace.store import open_store
 
 CRAFTER = "crafter-scripted-s0"
@@ -120,8 +121,65 @@ def test_jericho_context_shows_what_the_game_printed(jericho_trace_dir):
     assert valid and "valid" not in text and "inventory:" not in text
 
 
-@pytest.mark.parametrize("text", ["last", "last:", "last:x", "last:0", "last:-3", "everything", "Full"])
+@pytest.mark.parametrize("text", ["last", "last:", "last:x", "last:0", "last:-3", "everything", "Full", "budget",
+                                  "budget:0", "budget:1.5", "none:3"])
 def test_bad_context_modes_are_refused(text):
-    with pytest.raises(InvalidOption, match="expected full, evidence or last:N") as refused:
+    with pytest.raises(InvalidOption, match="expected full, evidence, none, last:N or budget:B") as refused:
         ContextMode.parse(text)
     assert refused.value.field == "context"
+
+
+def budget_context(con, episode_id: str, env: str, budget: int, horizon: int, evidence=()) -> tuple[str, list[str]]:
+    """The budget:B log of a question and its block headings, in order."""
+    n_steps = con.execute("SELECT n_steps FROM episodes WHERE episode_id = ?", [episode_id]).fetchone()[0]
+    sizes = LogSizes.of_episode(con, episode_id, env, n_steps)
+    text = render_context(con, episode_id, env,
+                          shown_steps(ContextMode.parse(f"budget:{budget}"), horizon, list(evidence), sizes))
+    return text, [h for h in blocks(text) if h.startswith(("Step", "Before"))]
+
+
+@pytest.mark.parametrize("budget", [150, 400, 1000, 3000])
+def test_budget_keeps_the_evidence_then_the_latest_steps_within_the_budget(crafter_db, budget):
+    evidence = [5, 30]
+    text, headings = budget_context(crafter_db, CRAFTER, "crafter", budget, 120, evidence)
+    assert estimated_tokens(len(text)) <= budget
+    steps = [int(h.split()[-1]) for h in headings if h.startswith("Step")]
+    assert steps == sorted(steps)  # shown in step order
+    recent = [s for s in steps if s not in evidence]
+    # The latest steps, one run ending at the horizon, as many as fit beside the evidence: one more passes B.
+    assert recent == list(range(120 - len(recent) + 1, 121))
+    following = next(s for s in range(120 - len(recent), 0, -1) if s not in steps)
+    if set(evidence) <= set(steps):
+        longer = render_context(crafter_db, CRAFTER, "crafter", Shown.of_steps([*evidence, *recent, following]))
+        assert estimated_tokens(len(longer)) > budget
+    if budget >= 400:
+        assert {"Before step 5", "Step 5", "Before step 30", "Step 30"} <= set(headings)
+
+
+def test_budget_never_passes_the_horizon_and_can_show_everything(crafter_db):
+    text, headings = budget_context(crafter_db, CRAFTER, "crafter", 10**6, 25, [3, 24, 26, 150])
+    assert text == context(crafter_db, CRAFTER, "crafter", "full", 25)
+    assert headings[-1] == "Step 25" and "Step 26" not in text
+
+
+def test_budget_sizes_match_the_rendered_log(jericho_trace_dir):
+    """The choice is made from the blocks' sizes, not from rendered texts: with observations of every length,
+    the log it chooses fits, and one step more would not."""
+    con = open_store(jericho_trace_dir)
+    for budget in range(60, 1500, 97):
+        for evidence in ([], [0, 4], [12]):
+            text, headings = budget_context(con, ZORK, "jericho", budget, 20, evidence)
+            assert estimated_tokens(len(text)) <= budget and "Step 21" not in text
+            steps = [int(h.split()[-1]) for h in headings if h.startswith("Step")]
+            recent = [s for s in steps if s not in evidence]
+            following = next((s for s in range(min(recent, default=21) - 1, 0, -1) if s not in steps), None)
+            if following and set(evidence) - {0} <= set(steps):
+                one_more = Shown.of_steps([*evidence, *recent, following])
+                assert estimated_tokens(len(render_context(con, ZORK, "jericho", one_more))) > budget
+
+
+def test_none_shows_no_steps_and_a_budget_below_the_legend_is_refused(crafter_db):
+    assert shown_steps(ContextMode.parse("none"), 40, [3]) == Shown.of_steps([])
+    with pytest.raises(InvalidOption, match="budget:10: an empty crafter log already takes about"):
+        budget_context(crafter_db, CRAFTER, "crafter", 10, 40)
+    assert str(ContextMode.parse("budget:500")) == "budget:500" and str(ContextMode.parse("none")) == "none"
