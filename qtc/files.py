@@ -8,6 +8,7 @@ from `tempfile` alone would be 0600, unreadable to the rest of a group sharing t
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import tempfile
@@ -23,10 +24,14 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside `path` to write to; on success it replaces `path`, else it is removed."""
+    """A temporary path beside `path` to write to; on success it replaces `path`, else it is removed.
+
+    A process killed outright (SIGKILL, a power cut) cannot remove its temporary file; its name holds the
+    writer's process id, and the next write to `path` removes those of processes no longer running."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _remove_orphans(path)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     os.close(handle)
     try:
         yield Path(temporary)
@@ -36,6 +41,25 @@ def atomic_path(path: Path) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def _remove_orphans(path: Path) -> None:
+    """Remove the temporary files beside `path` left by writers that are gone (on this machine)."""
+    for orphan in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = orphan.name[len(path.name) + 2:].split(".", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                orphan.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def write_text_atomic(path: Path, text: str) -> None:
