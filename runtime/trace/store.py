@@ -282,6 +282,17 @@ class LoadReport:
     partial_skipped: list[Path]
 
 
+def episode_files(headers: Iterable[tuple[Path, dict]]) -> dict[str, Path]:
+    """Each episode's file, from (file, header) pairs; a UserError if two files hold one episode."""
+    seen: dict[str, Path] = {}
+    for path, header in headers:
+        eid = header["episode_id"]
+        if eid in seen:
+            raise UserError(f"{path}: episode '{eid}' is also in {seen[eid]}")
+        seen[eid] = path
+    return seen
+
+
 def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | str]) -> LoadReport:
     """Validate every episode file under `paths`, then insert all of them in one transaction."""
     files, partial = trace_files(paths)
@@ -289,12 +300,7 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
         traces = _read(reader, files)
         frames = find_frames(traces)
         create_tables(con)
-        seen: dict[str, Path] = {}
-        for trace in traces:
-            eid = trace.header["episode_id"]
-            if eid in seen:
-                raise UserError(f"{trace.path}: episode '{eid}' is also in {seen[eid]}")
-            seen[eid] = trace.path
+        seen = episode_files((trace.path, trace.header) for trace in traces)
         if seen:
             existing = con.execute("SELECT episode_id FROM episodes WHERE episode_id IN (SELECT unnest(?))",
                                    [list(seen)]).fetchall()
