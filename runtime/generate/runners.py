@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Protocol
 
 import pyarrow as pa
@@ -103,7 +104,10 @@ class ProcessPool:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 number = futures[future]
-                results[number] = future.result()
+                try:
+                    results[number] = future.result()
+                except BrokenProcessPool:
+                    raise UserError("a worker process died (out of memory?); try fewer --jobs") from None
                 if on_done:
                     on_done(sum(self.shards[number].runs(request) for request in requests))
         return join_shards(results, requests)

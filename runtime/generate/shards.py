@@ -56,7 +56,7 @@ class Settings:
 
 @dataclass(frozen=True)
 class Shard:
-    files: tuple[str, ...]  # absolute paths, so that a worker anywhere reads the same files
+    files: tuple[str, ...]  # as given, so that a fault names the file as one process would
     envs: tuple[tuple[str, int], ...]  # (env, number of episodes), sorted
 
     def runs(self, request: Request) -> int:
@@ -84,7 +84,7 @@ def read_episodes(sources: tuple[Path, ...]) -> tuple[dict[str, EpisodeInfo], li
     headers = [(path, read_header(path)) for path in files]
     episode_files(headers)
     episodes = {h["episode_id"]: EpisodeInfo(h["env"], h["game"], h["n_steps"]) for _, h in headers}
-    return episodes, [_TraceFile(path.resolve(), path.stat().st_size, h["env"]) for path, h in headers]
+    return episodes, [_TraceFile(path, path.stat().st_size, h["env"]) for path, h in headers]
 
 
 def plan_shards(files: list[_TraceFile], workers: int) -> list[Shard]:
