@@ -11,11 +11,10 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import pyarrow as pa
 
 from qtc.errors import UserError
 
-from .runners import OnDone, join_shards
+from .runners import OnDone, Rows, join_shards
 from .shards import Request, Settings, plan_shards, read_episodes, run_shard
 
 CONNECT_SECONDS = 5  # how long the address is tried before it is called unreachable (Ray itself retries for minutes)
@@ -23,6 +22,7 @@ CONNECT_SECONDS = 5  # how long the address is tried before it is called unreach
 
 class RayCluster:
     """Each shard a Ray task of one CPU, as many shards as the cluster has CPUs (at least)."""
+    fetch_ahead = True
 
     def __init__(self, address: str, sources: tuple[Path, ...], settings: Settings):
         try:
@@ -41,7 +41,7 @@ class RayCluster:
         self.settings = Settings(settings.seed, settings.horizon, threads=1)
         self.task = ray.remote(num_cpus=1, max_retries=0)(run_shard)
 
-    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> dict[str, pa.Table]:
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
         ray = self.ray
         tasks = {}
         for number, shard in enumerate(self.shards):
@@ -49,7 +49,7 @@ class RayCluster:
             if own:
                 files = tuple(str(Path(f).resolve()) for f in shard.files)  # workers start elsewhere
                 tasks[self.task.remote(files, self.settings, own)] = number
-        results: dict[int, dict[str, pa.Table]] = {}
+        results: dict[int, Rows] = {}
         pending = list(tasks)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)

@@ -33,7 +33,7 @@ from qtc.dsl.render import RenderError, make_environment
 from qtc.errors import InvalidOption, UserError
 
 from .records import EpisodeInfo, InvalidRecord, RecordMaker
-from .runners import OnDone, Runner, open_runner
+from .runners import OnDone, Rows, Runner, open_runner
 from .sampling import mix, nearest, seeded_key, share, spread_over_episodes
 from .shards import Request
 
@@ -210,6 +210,7 @@ class _Generator:
         # Jinja compiles a template on every from_string call; a question text is compiled once.
         self.jinja_env.from_string = functools.lru_cache(maxsize=None)(self.jinja_env.from_string)
         self.reports: dict[str, TemplateReport] = {}
+        self.first_caps: dict[str, int] = {}  # each template's cap on bindings per episode before any raise
 
     def episodes_of(self, compiled: CompiledTemplate) -> list[str]:
         return sorted(eid for eid, e in self.episodes.items() if compiled.env in ("any", e.env))
@@ -220,8 +221,9 @@ class _Generator:
         A template's cap on bindings per episode starts where the questions wanted would need it, and
         doubles while the template falls short and a larger cap finds more of what it is short of; a
         larger cap keeps every binding a smaller one kept (the seeded hash order), so raising it only
-        adds some. Every template runs in the first round, and those still short in each next one, so
-        that a runner over shards loads each shard once a round."""
+        adds some. Every template runs in the first round, and those not settled in each next one;
+        a runner whose rounds are costly (shards loaded again) gets every raise a template may need
+        in one round, and the same raises are made from those rows."""
         o = self.options
         asked = []
         for compiled in templates:
@@ -229,33 +231,45 @@ class _Generator:
                                                                 len(self.episodes_of(compiled)), o.max_per_template)
             if report.episodes:
                 asked.append(compiled)
-                report.candidates_per_episode = max(MIN_CANDIDATES_PER_EPISODE,
-                                                    math.ceil(OVERSAMPLING * o.max_per_template / report.episodes))
-        rows = self._run(runner, asked, 1, on_done)
-        short_of = asked
-        for _ in range(MAX_CAP_RAISES):
-            short = {c.id: [count < want for count, want in zip(_usable(rows[c.id]), self._wanted(c))]
-                     for c in short_of}
-            short_of = [c for c in short_of if any(short[c.id])]
-            if not short_of:
-                break
-            more = self._run(runner, short_of, 2)
-            short_of = [c for c in short_of if any(is_short and more_count > count for is_short, more_count, count
-                                                   in zip(short[c.id], _usable(more[c.id]), _usable(rows[c.id])))]
-            for compiled in short_of:
-                self.reports[compiled.id].candidates_per_episode *= 2
-                rows[compiled.id] = more[compiled.id]
-        return rows
+                report.candidates_per_episode = self.first_caps[compiled.id] = max(
+                    MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * o.max_per_template / report.episodes))
+        rows = self._run(runner, [(c, self.first_caps[c.id]) for c in asked], on_done)
+        unsettled = [c for c in asked if not self._settle(c, rows)]
+        raises = MAX_CAP_RAISES if runner.fetch_ahead else 1
+        while unsettled:
+            wanted = []
+            for compiled in unsettled:
+                cap = self.reports[compiled.id].candidates_per_episode
+                wanted += [(compiled, cap << k) for k in range(1, raises + 1)
+                           if cap << k <= self.first_caps[compiled.id] << MAX_CAP_RAISES]
+            rows.update(self._run(runner, wanted))
+            unsettled = [c for c in unsettled if not self._settle(c, rows)]
+        return {c.id: rows[c.id, self.reports[c.id].candidates_per_episode] for c in asked}
 
-    def _run(self, runner: Runner, templates: list[CompiledTemplate], factor: int,
-             on_done: OnDone | None = None) -> dict[str, pa.Table]:
-        """The templates' rows with `factor` times their cap on bindings per episode."""
-        requests = []
-        for compiled in templates:
-            cap = self.reports[compiled.id].candidates_per_episode * factor
-            requests.append(Request(compiled.id, compiled.env, cap,
-                                    statement(compiled, cap, premise=True, order=self.options.sampling)))
-        return runner.rows(requests, on_done)
+    def _settle(self, compiled: CompiledTemplate, rows: Rows) -> bool:
+        """Raise the template's cap as far as the rows at hand decide; False if deciding on needs the rows
+        of twice its cap, not run yet."""
+        report = self.reports[compiled.id]
+        wanted = self._wanted(compiled)
+        while report.candidates_per_episode < self.first_caps[compiled.id] << MAX_CAP_RAISES:
+            have = _usable(rows[compiled.id, report.candidates_per_episode])
+            short = [count < want for count, want in zip(have, wanted)]
+            if not any(short):
+                return True
+            more = rows.get((compiled.id, report.candidates_per_episode * 2))
+            if more is None:
+                return False
+            if not any(is_short and more_count > count
+                       for is_short, more_count, count in zip(short, _usable(more), have)):
+                return True
+            report.candidates_per_episode *= 2
+        return True
+
+    def _run(self, runner: Runner, caps: list[tuple[CompiledTemplate, int]], on_done: OnDone | None = None) -> Rows:
+        """Each template's rows with at most its cap of bindings per episode (and side)."""
+        return runner.rows([Request(compiled.id, compiled.env, cap,
+                                    statement(compiled, cap, premise=True, order=self.options.sampling))
+                            for compiled, cap in caps], on_done)
 
     def template(self, compiled: CompiledTemplate, table: pa.Table | None) -> list[dict]:
         """The template's questions from its candidate rows (None: it has no episodes)."""

@@ -2,6 +2,9 @@
 worker processes (--jobs) or Ray tasks (--ray, ray_cluster.py). Each runner knows the episodes and
 gives, for a list of requests, every template's candidate rows as one Arrow table; run.py does the rest
 the same way whichever ran them.
+
+A runner over shards loads every shard again in each round of requests, so run.py asks it for every
+cap a template may be raised to at once (`fetch_ahead`); one store answers each round as it comes.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from .shards import Request, Settings, Shard, candidate_rows, episode_runs, plan
 
 # Called with the template x episode runs just done.
 OnDone = Callable[[int], None]
+Rows = dict[tuple[str, int], pa.Table]  # each request's candidate rows, by its key (template id, cap)
 
 
 class Runner(Protocol):
     episodes: dict[str, EpisodeInfo]
+    fetch_ahead: bool  # a round of requests costs a load of every shard
 
-    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> dict[str, pa.Table]: ...
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows: ...
 
     def close(self) -> None: ...
 
@@ -56,6 +61,7 @@ def open_runner(options) -> Runner:
 
 class InProcess:
     """Every statement over one store of all the episodes, in this process."""
+    fetch_ahead = False
 
     def __init__(self, options):
         self.con = open_store(*options.traces)
@@ -68,10 +74,10 @@ class InProcess:
             raise
         self.per_env = Counter(e.env for e in self.episodes.values())
 
-    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> dict[str, pa.Table]:
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
         rows = {}
         for request in requests:
-            rows[request.template_id] = candidate_rows(self.con, request)
+            rows[request.key] = candidate_rows(self.con, request)
             if on_done:
                 on_done(episode_runs(request, self.per_env))
         return rows
@@ -83,6 +89,7 @@ class InProcess:
 class ProcessPool:
     """Each shard in a worker process of its own (spawned: a DuckDB connection must not cross a fork),
     `jobs` at a time; DuckDB's threads shared out among them."""
+    fetch_ahead = True
 
     def __init__(self, episodes: dict[str, EpisodeInfo], shards: list[Shard], jobs: int, settings: Settings):
         self.episodes = episodes
@@ -92,13 +99,13 @@ class ProcessPool:
         self.settings = Settings(settings.seed, settings.horizon, max(1, cores // workers))
         self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
-    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> dict[str, pa.Table]:
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
         futures: dict[Future, int] = {}
         for number, shard in enumerate(self.shards):
             own = [request for request in requests if shard.runs(request)]
             if own:
                 futures[self.executor.submit(run_shard, shard.files, self.settings, own)] = number
-        results: dict[int, dict[str, pa.Table]] = {}
+        results: dict[int, Rows] = {}
         pending = set(futures)
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -116,12 +123,9 @@ class ProcessPool:
         self.executor.shutdown(cancel_futures=True)
 
 
-def join_shards(results: dict[int, dict[str, pa.Table]], requests: list[Request]) -> dict[str, pa.Table]:
+def join_shards(results: dict[int, Rows], requests: list[Request]) -> Rows:
     """Each request's rows from every shard that ran it, in shard order."""
-    joined = {}
-    for request in requests:
-        tables = [results[number][request.template_id] for number in sorted(results)
-                  if request.template_id in results[number]]
-        joined[request.template_id] = pa.concat_tables(tables)
-    return joined
+    return {request.key: pa.concat_tables([results[number][request.key] for number in sorted(results)
+                                           if request.key in results[number]])
+            for request in requests}
 

@@ -45,6 +45,10 @@ class Request:
     cap: int
     sql: str
 
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.template_id, self.cap
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -110,6 +114,7 @@ def _shard(files: list[_TraceFile]) -> Shard:
 
 
 def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    con.execute("SET enable_progress_bar = false")  # a worker's bar would write over the driver's
     con.execute(f"SET VARIABLE {SEED_VARIABLE} = {settings.seed}")
     if settings.horizon is not None:
         con.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {settings.horizon}")
@@ -126,12 +131,12 @@ def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table
         raise UserError(f"template {request.template_id} failed to run: {str(error).splitlines()[0]}") from None
 
 
-def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request]) -> dict[str, pa.Table]:
-    """The candidate rows of each request over the episodes of `files`, by template id."""
+def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request]) -> dict[tuple[str, int], pa.Table]:
+    """The candidate rows of each request over the episodes of `files`, by request key."""
     con = open_store(*files)
     try:
         prepare(con, settings)
-        return {request.template_id: candidate_rows(con, request) for request in requests}
+        return {request.key: candidate_rows(con, request) for request in requests}
     finally:
         con.close()
 

@@ -1,6 +1,6 @@
-"""A local Ray cluster for the tests: `LocalRayCluster()` starts one (2 CPUs, its own temporary folder,
-no usage reporting, token authentication with a token of its own) in a child process, which prints the
-cluster's address; `stop()` ends that process, and Ray's processes with it.
+"""A local Ray cluster for the tests and bench/bench_scale.py: `LocalRayCluster(cpus)` starts one (its
+own temporary folder, no usage reporting, token authentication with a token of its own) in a child
+process, which prints the cluster's address; `stop()` ends that process, and Ray's processes with it.
 
 Run as a script it is that child process: it starts the cluster, prints the address and waits for
 SIGTERM.
@@ -20,10 +20,10 @@ STOP_SECONDS = 30
 
 
 class LocalRayCluster:
-    def __init__(self):
+    def __init__(self, cpus: int = 2):
         # What both the cluster and a driver connecting to it need: the same token, and nothing sent out.
         self.env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
-        self.process = subprocess.Popen([sys.executable, __file__], env={**os.environ, **self.env},
+        self.process = subprocess.Popen([sys.executable, __file__, str(cpus)], env={**os.environ, **self.env},
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                         start_new_session=True)
         line = _read_line(self.process, START_SECONDS)
@@ -51,11 +51,11 @@ def _read_line(process: subprocess.Popen, seconds: float) -> str:
     return process.stdout.readline()
 
 
-def _serve() -> None:
+def _serve(cpus: int) -> None:
     import ray
 
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=tempfile.mkdtemp(prefix="qtc-ray-"),
+    ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=tempfile.mkdtemp(prefix="qtc-ray-"),
              logging_level="ERROR")
     print(ray.get_runtime_context().gcs_address, flush=True)
     signal.sigwait({signal.SIGTERM})
@@ -63,4 +63,4 @@ def _serve() -> None:
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(int(sys.argv[1]))
