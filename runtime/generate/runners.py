@@ -18,10 +18,12 @@ from typing import Callable, Protocol
 import pyarrow as pa
 
 from qtc.errors import UserError
+from qtc.runtime.trace.parquet import is_corpus
 from qtc.runtime.trace.store import DB_SUFFIX, open_store
 
 from .records import EpisodeInfo
-from .shards import Request, Settings, Shard, candidate_rows, episode_runs, plan_shards, prepare, read_episodes, run_shard
+from .shards import (Request, Settings, Shard, candidate_rows, default_jobs, episode_runs, plan_shards, prepare,
+                     read_episodes, run_shard)
 
 # Called with the template x episode runs just done.
 OnDone = Callable[[int], None]
@@ -40,11 +42,11 @@ class Runner(Protocol):
 def open_runner(options) -> Runner:
     """The runner for generate's `options` (run.Options): Ray tasks if `options.ray` names a cluster;
     else worker processes if `options.jobs` > 1 and the episodes make more than one shard; else this
-    process. A .duckdb database is read where it is, by this process."""
-    if any(str(source).endswith(DB_SUFFIX) for source in options.traces):
+    process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
+    if any(str(source).endswith(DB_SUFFIX) or is_corpus(source) for source in options.traces):
         if options.ray:
-            raise UserError("--ray reads trace files (each task loads its own); a .duckdb database is "
-                            "read by one process: leave out --ray, or give the trace files")
+            raise UserError("--ray reads trace files (each task loads its own); a .duckdb database or a "
+                            "Parquet corpus is read by one process: leave out --ray, or give the trace files")
         return InProcess(options)
     settings = Settings(options.seed, options.horizon)
     if options.ray:
@@ -95,8 +97,7 @@ class ProcessPool:
         self.episodes = episodes
         self.shards = shards
         workers = min(jobs, len(shards))
-        cores = multiprocessing.cpu_count()
-        self.settings = Settings(settings.seed, settings.horizon, max(1, cores // workers))
+        self.settings = Settings(settings.seed, settings.horizon, max(1, default_jobs() // workers))
         self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
