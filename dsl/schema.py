@@ -261,10 +261,11 @@ def tables_for(env: str) -> dict[str, Table]:
     return {t.name: t for t in TABLES if t.env in ("any", env)}
 
 
+def table_ddl(table: Table) -> str:
+    cols = ", ".join(f'"{c.name}" {c.sql_type}' for c in table.all_columns)
+    return f"CREATE TABLE IF NOT EXISTS {table.sql_name} ({cols})"
+
+
 def ddl() -> list[str]:
     """CREATE TABLE statements for every physical table, in dependency-free order."""
-    statements = []
-    for table in TABLES:
-        cols = ", ".join(f'"{c.name}" {c.sql_type}' for c in table.all_columns)
-        statements.append(f"CREATE TABLE IF NOT EXISTS {table.sql_name} ({cols})")
-    return statements
+    return [table_ddl(table) for table in TABLES]

@@ -11,6 +11,10 @@ template's questions (rounded; fewer if it has too few); each one's premise is c
 trace within the horizon, and candidates whose premise turns out true are dropped and counted. A
 summary per category and template is printed and written as JSON beside the output (qa.jsonl ->
 qa.summary.json).
+
+With --jobs N the episodes are split into shards, each loaded and queried by a worker process of its
+own (N at a time, default: this machine's cores); with --ray the shards run as tasks on a Ray cluster
+(docs/scale.md). Either way the output is the bytes of --jobs 1.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ EXAMPLES = """examples:
   qtc generate --traces traces/ --out qa.jsonl
   qtc generate --traces traces/ --templates templates/crafter --seed 7 --max-per-template 50 --per-category 120
   qtc generate --traces traces/ --horizon 100 --adversarial-ratio 0.3 --out qa-h100.parquet
+  qtc generate --traces /shared/traces/ --ray auto --out qa.jsonl
 """
 
 
@@ -56,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "to make a QA set made then again (docs/qa-format.md, Sampling)")
     parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
                         help="output file, .jsonl or .parquet (default qa.jsonl)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="worker processes, each over a shard of the episodes (default: this machine's cores; "
+                             "1: one process, one store)")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="run the shards as tasks on the Ray cluster at ADDRESS (or auto: the one started "
+                             "on this machine, or RAY_ADDRESS); needs pip install 'qtc[ray]'")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no tables")
 
 
@@ -64,13 +75,15 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from qtc.runtime.generate.run import STANDARD_LIBRARY, Options, generate
+    from qtc.runtime.generate.shards import default_jobs
     from qtc.runtime.qa.write import check_output_path, summary_path, write_qa, write_summary
 
     check_output_path(args.out)
     horizons = args.horizon or [None]
     options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
                       args.max_per_template, args.per_category, horizons[0], args.adversarial_ratio,
-                      sampling=args.sampling)
+                      sampling=args.sampling, jobs=default_jobs() if args.jobs is None else args.jobs,
+                      ray=args.ray)
     if len(horizons) > 1:
         return _run_checkpoints(args, options, horizons)
     console = Console(stderr=True)

@@ -1,8 +1,11 @@
-"""Load recorded episodes into a DuckDB trace database (the tables of dsl/schema.py).
+"""Load recorded episodes into a DuckDB trace database (the tables of dsl/schema.py), or into a
+Parquet corpus.
 
 Every file is validated before anything is inserted, and all of them are inserted in one
 transaction: a malformed file (named with its line and field) loads nothing. Partial recordings
-(*.jsonl.partial, left by a crash) are skipped and reported.
+(*.jsonl.partial, left by a crash) are skipped and reported. --parquet DIR writes the tables as Parquet
+partitioned by game and episode (DIR/<table>/game=<game>/episode_id=<id>/), a new folder written whole,
+which qtc generate, qtc sql and DuckDB read in place.
 """
 
 from __future__ import annotations
@@ -17,24 +20,35 @@ EXAMPLES = """examples:
   qtc load traces/ --db traces.duckdb
   qtc load traces/zork1-walkthrough-s12.jsonl traces/crafter-scripted-s0.jsonl --db run.duckdb
   duckdb traces.duckdb "SELECT * FROM crafter_collections LIMIT 5"
+  qtc load traces/ --parquet corpus/ && qtc generate --traces corpus/ --out qa.jsonl
+  duckdb -c "SELECT * FROM read_parquet('corpus/crafter_steps/**/*.parquet', hive_partitioning = true) LIMIT 5"
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("traces", nargs="+", type=Path, metavar="TRACES",
                         help="trace files or folders of them")
-    parser.add_argument("--db", type=Path, required=True, metavar="FILE.duckdb",
-                        help="database to create or add to")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--db", type=Path, metavar="FILE.duckdb", help="database to create or add to")
+    target.add_argument("--parquet", type=Path, metavar="DIR",
+                        help="a new folder to write the tables to as Parquet, by game and episode")
 
 
 def run(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from qtc.runtime.trace.parquet import check_new, write_corpus
     from qtc.runtime.trace.store import connect_database, load_traces
 
+    if args.parquet:
+        check_new(args.parquet)
     start = time.perf_counter()
-    with connect_database(args.db) as con:
+    with connect_database(args.db) if args.db else duckdb.connect() as con:
         report = load_traces(con, args.traces)
+        if args.parquet:
+            write_corpus(con, args.parquet)
     seconds = time.perf_counter() - start
-    print(f"loaded {report.episodes} episode(s), {report.steps} steps into {args.db} in {seconds:.2f}s "
+    print(f"loaded {report.episodes} episode(s), {report.steps} steps into {args.db or args.parquet} in {seconds:.2f}s "
           f"({report.steps / seconds:.0f} steps/s)")
     for path in report.partial_skipped:
         print(f"skipped partial recording {path}")

@@ -5,12 +5,14 @@ to OUT/<game>-<agent>-s<seed>.jsonl (format: docs/trace-format.md). Episodes alr
 OUT are skipped, so an interrupted run resumes where it stopped. Ctrl-C finishes the episode under
 way as `ended_by: interrupted`; it is recorded again on the next run. Crafter's `--frames` keeps every
 screen beside the trace (OUT/<id>.frames.npz), written with it; `--vision` shows the llm agent the
-screen and the HUD line instead of the text view.
+screen and the HUD line instead of the text view. --jobs N records N episodes at a time, each in a
+worker process (default 1; resuming works the same).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
@@ -22,6 +24,7 @@ EXAMPLES = """examples:
   qtc play jericho --rom ../shared/roms/zork1.z5 --agent walkthrough --out traces/
   qtc play jericho --rom ../shared/roms/advent.z5 --agent random --seed 1 --episodes 5 --max-steps 100
   qtc play crafter --agent scripted --seed 0 --episodes 10 --max-steps 200 --out traces/
+  qtc play crafter --agent scripted --episodes 1000 --jobs 8 --out traces/
   qtc play crafter --agent llm --base-url http://localhost:8000/v1 --model qwen --max-steps 100
   qtc play crafter --agent scripted --frames --episodes 5 --out traces/
   qtc play crafter --agent llm --vision --frames --base-url http://localhost:8000/v1 --model qwen-vl
@@ -54,6 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "instead of the text view (a vision model)")
     parser.add_argument("--base-url", help="llm agent: OpenAI-compatible API base URL")
     parser.add_argument("--model", help="llm agent: model name")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="episodes recorded at a time, each by a worker process (default 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -71,8 +76,7 @@ def _agent_name(args: argparse.Namespace) -> str:
 
 
 def _jericho_specs(args: argparse.Namespace, agent_name: str):
-    from qtc.runtime.record.agents import LLMAgent, RandomAgent, WalkthroughAgent
-    from qtc.runtime.record.jericho import JerichoSession, resolve_seed
+    from qtc.runtime.record.jericho import resolve_seed
     from qtc.runtime.record.episodes import EpisodeSpec
     from qtc.runtime.trace.format import episode_id
 
@@ -86,48 +90,60 @@ def _jericho_specs(args: argparse.Namespace, agent_name: str):
               file=sys.stderr, flush=True)
     first = resolve_seed(args.rom, args.seed)
     for seed in range(first, first + args.episodes):
-        def make(seed=seed):
-            session = JerichoSession(args.rom, seed, agent_name, not args.no_valid_actions)
-            if agent_name == "walkthrough":
-                agent = WalkthroughAgent(session.env.get_walkthrough())
-            elif agent_name == "random":
-                agent = RandomAgent(seed)
-            else:
-                agent = LLMAgent(args.base_url, args.model, "jericho")
-            return session, agent
-        yield EpisodeSpec(episode_id(args.rom.stem, agent_name, seed), make)
+        yield EpisodeSpec(episode_id(args.rom.stem, agent_name, seed),
+                          functools.partial(_jericho_episode, args, agent_name, seed))
+
+
+# The sessions and agents are made by module functions, so that a worker process can make them (--jobs).
+def _jericho_episode(args: argparse.Namespace, agent_name: str, seed: int):
+    from qtc.runtime.record.agents import LLMAgent, RandomAgent, WalkthroughAgent
+    from qtc.runtime.record.jericho import JerichoSession
+
+    session = JerichoSession(args.rom, seed, agent_name, not args.no_valid_actions)
+    if agent_name == "walkthrough":
+        agent = WalkthroughAgent(session.env.get_walkthrough())
+    elif agent_name == "random":
+        agent = RandomAgent(seed)
+    else:
+        agent = LLMAgent(args.base_url, args.model, "jericho")
+    return session, agent
 
 
 def _crafter_specs(args: argparse.Namespace, agent_name: str):
-    from qtc.dsl import crafter_data
-    from qtc.runtime.record.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent
-    from qtc.runtime.record.crafter import CrafterSession, vision_prompt
     from qtc.runtime.record.episodes import EpisodeSpec
     from qtc.runtime.trace.format import episode_id
 
     first = 0 if args.seed is None else args.seed
     for seed in range(first, first + args.episodes):
-        def make(seed=seed):
-            session = CrafterSession(seed, agent_name, args.max_steps, not args.unordered_objects, args.frames)
-            if agent_name == "scripted":
-                agent = ScriptedCrafterAgent(seed)
-            elif agent_name == "random":
-                agent = RandomAgent(seed, crafter_data.ACTIONS)
-            else:
-                agent = LLMAgent(args.base_url, args.model, "crafter", crafter_data.ACTIONS,
-                                 vision_prompt(crafter_data.ACTIONS) if args.vision else None)
-            return session, agent
-        yield EpisodeSpec(episode_id("crafter", agent_name, seed), make)
+        yield EpisodeSpec(episode_id("crafter", agent_name, seed),
+                          functools.partial(_crafter_episode, args, agent_name, seed))
+
+
+def _crafter_episode(args: argparse.Namespace, agent_name: str, seed: int):
+    from qtc.dsl import crafter_data
+    from qtc.runtime.record.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent
+    from qtc.runtime.record.crafter import CrafterSession, vision_prompt
+
+    session = CrafterSession(seed, agent_name, args.max_steps, not args.unordered_objects, args.frames)
+    if agent_name == "scripted":
+        agent = ScriptedCrafterAgent(seed)
+    elif agent_name == "random":
+        agent = RandomAgent(seed, crafter_data.ACTIONS)
+    else:
+        agent = LLMAgent(args.base_url, args.model, "crafter", crafter_data.ACTIONS,
+                         vision_prompt(crafter_data.ACTIONS) if args.vision else None)
+    return session, agent
 
 
 def run(args: argparse.Namespace) -> int:
     from qtc.runtime.record.episodes import record_episodes
 
-    if args.episodes < 1 or args.max_steps < 1:
-        raise UserError("--episodes and --max-steps must be at least 1")
+    if args.episodes < 1 or args.max_steps < 1 or args.jobs < 1:
+        raise UserError("--episodes, --max-steps and --jobs must be at least 1")
     agent_name = _agent_name(args)
     specs = (_jericho_specs if args.game == "jericho" else _crafter_specs)(args, agent_name)
-    recorded, skipped = record_episodes(specs, args.out, args.max_steps, show_progress=not args.quiet)
+    recorded, skipped = record_episodes(specs, args.out, args.max_steps, show_progress=not args.quiet,
+                                        jobs=args.jobs)
     print(f"recorded {len(recorded)} episode(s), skipped {len(skipped)} already complete, in {args.out}")
     if args.frames:
         from qtc.runtime.trace.frames import frames_path

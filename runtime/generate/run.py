@@ -3,7 +3,8 @@
 For each template, one statement computes the candidates of every episode of its env at once, with
 a seeded cap on bindings per episode (raised while the template falls short of what is asked) and the
 false premises of its adversarial candidates checked in the same statement (dsl/ir/lower.py, False
-premises). Candidates
+premises). The statements run over one store in this process, or over shards of the episodes in
+worker processes or Ray tasks (runners.py, shards.py), which give the same rows. Candidates
 are then ordered by seeded hashes and spread over episodes, mixed with adversarial ones at the asked
 ratio, cut to the per-template and per-category caps (sampling.py) and rendered only as far as they
 are needed (records.py). Nothing depends on the order of files, rows or sets.
@@ -15,25 +16,26 @@ import functools
 import math
 import time
 from collections import Counter, defaultdict
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 
 import qtc.templates
 from qtc.dsl.compile import CompiledTemplate, statement
 from qtc.dsl.ir.lower import PREMISE_COLUMN
 from qtc.dsl.ir.sample import ORDERS
-from qtc.dsl.ir.sql import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
 from qtc.dsl.library import load_library
 from qtc.dsl.render import RenderError, make_environment
 from qtc.errors import InvalidOption, UserError
 
 from .records import EpisodeInfo, InvalidRecord, RecordMaker
+from .runners import OnDone, Rows, Runner, open_runner
 from .sampling import mix, nearest, seeded_key, share, spread_over_episodes
-from qtc.runtime.trace.store import open_store
+from .shards import Request
 
 STANDARD_LIBRARY = Path(qtc.templates.__file__).parent
 MIN_CANDIDATES_PER_EPISODE = 16
@@ -51,11 +53,13 @@ class Options:
     horizon: int | None = None
     adversarial_ratio: float = 0.2
     sampling: str = "domain"  # the order bindings are drawn in (dsl/ir/sample.py): domain or compat
+    jobs: int = 1  # worker processes, each over a shard of the episodes (1: this process, one store)
+    ray: str | None = None  # a Ray cluster's address (or "auto") to run the shards on, instead of --jobs
 
     def check(self) -> None:
         """Raise an InvalidOption naming the first bad field, or a UserError for a missing path."""
         for name, value in (("max_per_template", self.max_per_template), ("per_category", self.per_category),
-                            ("horizon", self.horizon)):
+                            ("horizon", self.horizon), ("jobs", self.jobs)):
             if value is not None and value < 1:
                 raise InvalidOption(name, f"must be at least 1, got {value}")
         if self.sampling not in ORDERS:
@@ -152,34 +156,31 @@ class Timer:
 
 def generate(options: Options, on_progress: Callable[[int, int], None] | None = None) -> Generation:
     """The QA set of `options`. `on_progress(done, total)` counts template x episode runs: it is called
-    once before the first template and again as each template finishes its episodes."""
+    once before the first template runs and again as each template (in this process) or each shard
+    (--jobs, Ray) finishes its episodes; raising a template's cap afterwards is not counted."""
     options.check()
     timer = Timer()
     with timer.phase("compile"):
         templates = _compile(options.templates)
     with timer.phase("load"):
-        con = open_store(*options.traces)
-    try:
-        episodes = {eid: EpisodeInfo(env, game, n_steps) for eid, env, game, n_steps in
-                    con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
+        runner = open_runner(options)
+    with closing(runner):
+        episodes = runner.episodes
         if not episodes:
             raise UserError(f"no episodes in {', '.join(map(str, options.traces))}")
-        con.execute(f"SET VARIABLE {SEED_VARIABLE} = {options.seed}")
-        if options.horizon is not None:
-            con.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {options.horizon}")
-        generator = _Generator(con, options, episodes, timer)
+        generator = _Generator(options, episodes, timer)
         total = sum(len(generator.episodes_of(compiled)) for compiled in templates)
         done = 0
-        if on_progress:
-            on_progress(done, total)
-        chosen = {}
-        for compiled in templates:
-            chosen[compiled.id] = generator.template(compiled)
-            done += generator.reports[compiled.id].episodes
+
+        def progress(runs: int) -> None:
+            nonlocal done
+            done += runs
             if on_progress:
                 on_progress(done, total)
-    finally:
-        con.close()
+        progress(0)
+        with timer.phase("query"):
+            rows = generator.candidate_rows(runner, templates, progress)
+    chosen = {compiled.id: generator.template(compiled, rows.pop(compiled.id, None)) for compiled in templates}
     if options.per_category is not None:
         _cap_categories(chosen, generator.reports, options.per_category)
     records = sorted((r for rs in chosen.values() for r in rs),
@@ -200,11 +201,9 @@ def _compile(paths: Iterable[Path]) -> list[CompiledTemplate]:
 
 
 class _Generator:
-    """Runs each template and chooses its questions; keeps a report per template."""
+    """Finds each template's candidates and chooses its questions; keeps a report per template."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, options: Options, episodes: dict[str, EpisodeInfo],
-                 timer: Timer):
-        self.con = con
+    def __init__(self, options: Options, episodes: dict[str, EpisodeInfo], timer: Timer):
         self.options = options
         self.episodes = episodes
         self.timer = timer
@@ -212,23 +211,83 @@ class _Generator:
         # Jinja compiles a template on every from_string call; a question text is compiled once.
         self.jinja_env.from_string = functools.lru_cache(maxsize=None)(self.jinja_env.from_string)
         self.reports: dict[str, TemplateReport] = {}
+        self.first_caps: dict[str, int] = {}  # each template's cap on bindings per episode before any raise
 
     def episodes_of(self, compiled: CompiledTemplate) -> list[str]:
         return sorted(eid for eid, e in self.episodes.items() if compiled.env in ("any", e.env))
 
-    def template(self, compiled: CompiledTemplate) -> list[dict]:
+    def candidate_rows(self, runner: Runner, templates: list[CompiledTemplate], on_done: OnDone) -> dict[str, pa.Table]:
+        """The candidate rows of every template with episodes of its env, premises checked.
+
+        A template's cap on bindings per episode starts where the questions wanted would need it, and
+        doubles while the template falls short and a larger cap finds more of what it is short of; a
+        larger cap keeps every binding a smaller one kept (the seeded hash order), so raising it only
+        adds some. Every template runs in the first round, and those not settled in each next one;
+        a runner whose rounds are costly (shards loaded again) gets every raise a template may need
+        in one round, and the same raises are made from those rows."""
         o = self.options
-        own = self.episodes_of(compiled)
-        report = self.reports[compiled.id] = TemplateReport(compiled.id, compiled.env, compiled.category,
-                                                            len(own), o.max_per_template)
-        if not own:
+        asked = []
+        for compiled in templates:
+            report = self.reports[compiled.id] = TemplateReport(compiled.id, compiled.env, compiled.category,
+                                                                len(self.episodes_of(compiled)), o.max_per_template)
+            if report.episodes:
+                asked.append(compiled)
+                report.candidates_per_episode = self.first_caps[compiled.id] = max(
+                    MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * o.max_per_template / report.episodes))
+        rows = self._run(runner, [(c, self.first_caps[c.id]) for c in asked], on_done)
+        unsettled = [c for c in asked if not self._settle(c, rows)]
+        raises = MAX_CAP_RAISES if runner.fetch_ahead else 1
+        while unsettled:
+            wanted = []
+            for compiled in unsettled:
+                cap = self.reports[compiled.id].candidates_per_episode
+                wanted += [(compiled, cap << k) for k in range(1, raises + 1)
+                           if cap << k <= self.first_caps[compiled.id] << MAX_CAP_RAISES]
+            rows.update(self._run(runner, wanted))
+            unsettled = [c for c in unsettled if not self._settle(c, rows)]
+        return {c.id: rows[c.id, self.reports[c.id].candidates_per_episode] for c in asked}
+
+    def _settle(self, compiled: CompiledTemplate, rows: Rows) -> bool:
+        """Raise the template's cap as far as the rows at hand decide; False if deciding on needs the rows
+        of twice its cap, not run yet."""
+        report = self.reports[compiled.id]
+        wanted = self._wanted(compiled)
+        while report.candidates_per_episode < self.first_caps[compiled.id] << MAX_CAP_RAISES:
+            have = _usable(rows[compiled.id, report.candidates_per_episode])
+            short = [count < want for count, want in zip(have, wanted)]
+            if not any(short):
+                return True
+            more = rows.get((compiled.id, report.candidates_per_episode * 2))
+            if more is None:
+                return False
+            if not any(is_short and more_count > count
+                       for is_short, more_count, count in zip(short, _usable(more), have)):
+                return True
+            report.candidates_per_episode *= 2
+        return True
+
+    def _run(self, runner: Runner, caps: list[tuple[CompiledTemplate, int]], on_done: OnDone | None = None) -> Rows:
+        """Each template's rows with at most its cap of bindings per episode (and side)."""
+        return runner.rows([Request(compiled.id, compiled.env, cap,
+                                    statement(compiled, cap, premise=True, order=self.options.sampling))
+                            for compiled, cap in caps], on_done)
+
+    def template(self, compiled: CompiledTemplate, table: pa.Table | None) -> list[dict]:
+        """The template's questions from its candidate rows (None: it has no episodes)."""
+        o = self.options
+        report = self.reports[compiled.id]
+        if table is None:
             report.limited_by = "no episodes"
             return []
-        with self.timer.phase("query"):
-            answerable, adversarial = self._candidates(compiled, report)
+        rows = table.to_pylist()
+        adversarial = [row for row in rows if row["adversarial"]]
+        report.adversarial_dropped = sum(not row[PREMISE_COLUMN] for row in adversarial)
+        answerable = [row for row in rows if not row["adversarial"]]
+        adversarial = [row for row in adversarial if row[PREMISE_COLUMN]]
         report.candidates = len(answerable)
         report.adversarial_candidates = len(adversarial)
-        report.episodes_without_candidates = sorted(set(own) - {row["episode_id"] for row in answerable})
+        report.episodes_without_candidates = sorted(set(self.episodes_of(compiled))
+                                                    - {row["episode_id"] for row in answerable})
         maker = RecordMaker(compiled, self.episodes, o.horizon, o.seed, self.jinja_env)
         with self.timer.phase("render"):
             chosen = mix(self._records(maker, answerable, report), self._records(maker, adversarial, report),
@@ -245,41 +304,6 @@ class _Generator:
         adversarial = nearest(o.adversarial_ratio * o.max_per_template)
         return o.max_per_template - adversarial, adversarial
 
-    def _candidates(self, compiled: CompiledTemplate, report: TemplateReport) -> tuple[list[dict], list[dict]]:
-        """The answerable candidates and the adversarial ones whose premise is false.
-
-        The cap on bindings per episode starts where the questions wanted would need it, and doubles
-        while the template falls short and a larger cap finds more of what it is short of; a larger cap
-        keeps every binding a smaller one kept (the seeded hash order), so raising it only adds some."""
-        wanted = self._wanted(compiled)
-        cap = max(MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * self.options.max_per_template / report.episodes))
-        rows = self._run(compiled, cap)
-        for _ in range(MAX_CAP_RAISES):
-            have = _usable(rows)
-            short = [count < want for count, want in zip(have, wanted)]
-            if not any(short):
-                break
-            more = self._run(compiled, cap * 2)
-            if not any(is_short and more_count > count
-                       for is_short, more_count, count in zip(short, _usable(more), have)):
-                break
-            cap, rows = cap * 2, more
-        report.candidates_per_episode = cap
-        adversarial = [row for row in rows if row["adversarial"]]
-        report.adversarial_dropped = sum(not row[PREMISE_COLUMN] for row in adversarial)
-        return ([row for row in rows if not row["adversarial"]],
-                [row for row in adversarial if row[PREMISE_COLUMN]])
-
-    def _run(self, compiled: CompiledTemplate, cap: int) -> list[dict]:
-        """The template's candidates with at most `cap` bindings per episode (and side), premises checked."""
-        self.con.execute(f"SET VARIABLE {CAP_VARIABLE} = {cap}")
-        try:
-            result = self.con.execute(statement(compiled, cap, premise=True, order=self.options.sampling))
-        except duckdb.Error as error:
-            raise UserError(f"template {compiled.id} failed to run: {str(error).splitlines()[0]}") from None
-        columns = [d[0] for d in result.description]
-        return [dict(zip(columns, row)) for row in result.fetchall()]
-
     def _records(self, maker: RecordMaker, rows: list[dict], report: TemplateReport) -> Iterator[dict]:
         """The records of `rows` in seeded order, spread over episodes; rows that fail are counted and skipped."""
         seed = self.options.seed
@@ -295,9 +319,13 @@ class _Generator:
                 report.invalid.append(str(error))
 
 
-def _usable(rows: list[dict]) -> tuple[int, int]:
+def _usable(rows: pa.Table) -> tuple[int, int]:
     """How many rows are answerable candidates, and how many adversarial ones with a false premise."""
-    return sum(not row["adversarial"] for row in rows), sum(bool(row.get(PREMISE_COLUMN)) for row in rows)
+    adversarial = pc.sum(rows.column("adversarial").cast(pa.int64())).as_py() or 0
+    if PREMISE_COLUMN not in rows.column_names:
+        return rows.num_rows - adversarial, 0
+    premises = pc.fill_null(rows.column(PREMISE_COLUMN), False).cast(pa.int64())
+    return rows.num_rows - adversarial, pc.sum(premises).as_py() or 0
 
 
 def _count(report: TemplateReport, chosen: list[dict]) -> None:

@@ -3,11 +3,15 @@
 A session (CrafterSession, JerichoSession) owns the live game; this module owns how an episode is
 written and how it ends. Ctrl-C finishes the episode under way as `ended_by: interrupted` (a complete,
 clearly marked file) and stops; a crash leaves the `.jsonl.partial` stream. Recording many episodes
-skips those already complete, so a long run resumes where it stopped.
+skips those already complete, so a long run resumes where it stopped; with jobs > 1 the episodes are
+recorded by worker processes, each episode written by one of them as one process writes it, so a run
+resumes the same way (an episode's file depends on its seed alone, not on who recorded it).
 """
 
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -61,14 +65,16 @@ def record_episode(session, agent, directory: Path, max_steps: int,
 
 @dataclass(frozen=True)
 class EpisodeSpec:
-    """What to record: `make()` builds (session, agent); `episode_id` names the file to resume by."""
+    """What to record: `make()` builds (session, agent); `episode_id` names the file to resume by. To be
+    recorded by a worker process, `make` must pickle (a module's function, or a partial of one)."""
     episode_id: str
     make: Callable[[], tuple[object, object]]
 
 
 def record_episodes(specs: Iterable[EpisodeSpec], directory: Path, max_steps: int,
-                    show_progress: bool = True) -> tuple[list[Path], list[Path]]:
-    """Record each episode not already complete in `directory`; returns (recorded, skipped)."""
+                    show_progress: bool = True, jobs: int = 1) -> tuple[list[Path], list[Path]]:
+    """Record each episode not already complete in `directory`, `jobs` at a time (worker processes when
+    more than one); returns (recorded, skipped), in the order of `specs`."""
     specs = list(specs)
     recorded, skipped = [], []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -84,12 +90,55 @@ def record_episodes(specs: Iterable[EpisodeSpec], directory: Path, max_steps: in
             elapsed = progress.tasks[task].elapsed or 0.0
             progress.update(task, steps=total_steps, rate=total_steps / elapsed if elapsed else 0.0)
 
+        todo = []
         for spec in specs:
             path = episode_path(directory, spec.episode_id)
             if is_complete(path):
                 skipped.append(path)
+                progress.advance(task)
             else:
-                session, agent = spec.make()
-                recorded.append(record_episode(session, agent, directory, max_steps, advance=advance))
-            progress.advance(task)
+                todo.append(spec)
+        if jobs > 1 and len(todo) > 1:
+            def finished(steps: int) -> None:
+                for _ in range(steps):
+                    advance()
+                progress.advance(task)
+            recorded = _record_in_workers(todo, directory, max_steps, min(jobs, len(todo)), finished)
+        else:
+            for spec in todo:
+                recorded.append(_record(spec, directory, max_steps, advance))
+                progress.advance(task)
     return recorded, skipped
+
+
+def _record(spec: EpisodeSpec, directory: Path, max_steps: int, advance: Callable[[], None] | None = None) -> Path:
+    session, agent = spec.make()
+    return record_episode(session, agent, directory, max_steps, advance=advance)
+
+
+def _record_counting(spec: EpisodeSpec, directory: Path, max_steps: int) -> tuple[Path, int]:
+    """What a worker process runs: the episode recorded, and its steps (for the progress bar)."""
+    path = _record(spec, directory, max_steps)
+    return path, sum(1 for _ in path.open(encoding="utf-8")) - 1
+
+
+def _record_in_workers(specs: list[EpisodeSpec], directory: Path, max_steps: int, jobs: int,
+                       finished: Callable[[int], None]) -> list[Path]:
+    """The episodes recorded by `jobs` worker processes (spawned: a game's state must not cross a fork).
+    Ctrl-C reaches the workers too: each finishes its episode as interrupted, as one process does; the
+    episodes not started are left for the next run."""
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as executor:
+        futures = {executor.submit(_record_counting, spec, directory, max_steps): number
+                   for number, spec in enumerate(specs)}
+        paths: dict[int, Path] = {}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    paths[futures[future]], steps = future.result()
+                    finished(steps)
+        except BaseException:
+            executor.shutdown(cancel_futures=True)
+            raise
+    return [paths[number] for number in sorted(paths)]

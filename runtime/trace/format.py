@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from qtc.dsl import crafter_data, schema
 from qtc.dsl import types as T
@@ -191,22 +192,46 @@ def _check_collections(step: dict, where: str) -> None:
             raise UserError(f"{where}: field 'achievements[{i}]': unknown collection {achievement!r}")
 
 
-def read_episode(path: Path) -> Episode:
-    """Read and validate one episode file; a UserError names the file, line and field at fault."""
-    path = Path(path)
+def _read_lines(path: Path, read: Callable[..., str]) -> list[str]:
+    """The lines `read` (the file's text, or its first line) holds, split at "\n" only: qtc writes no other
+    line break (qtc.files.jsonl_line), and a reason holding U+2028 stays one line."""
     if path.name.endswith(PARTIAL_SUFFIX):
         raise UserError(f"{path}: partial recording (interrupted before its end); "
                         "record it again or delete it")
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")  # at "\n" only: qtc writes no other break
-        if lines[-1] == "":
-            lines.pop()
+        lines = read(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as error:
         raise UserError(f"{path}: cannot read trace: {error}") from None
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _header(path: Path, lines: list[str]) -> dict:
     if not lines:
         raise UserError(f"{path}:1: empty file, expected a trace header")
     header = _parse_line(lines[0], f"{path}:1")
-    env = _check_header(header, f"{path}:1")
+    _check_header(header, f"{path}:1")
+    return header
+
+
+def read_header(path: Path) -> dict:
+    """The header of one episode file, read and checked without reading its steps; a UserError names
+    the fault as read_episode would."""
+    path = Path(path)
+
+    def first_line(encoding: str) -> str:
+        with path.open(encoding=encoding) as file:
+            return file.readline()
+    return _header(path, _read_lines(path, first_line))
+
+
+def read_episode(path: Path) -> Episode:
+    """Read and validate one episode file; a UserError names the file, line and field at fault."""
+    path = Path(path)
+    lines = _read_lines(path, path.read_text)
+    header = _header(path, lines)
+    env = header["env"]
     spec = STEP_SPECS[env]
     steps = []
     for number, text in enumerate(lines[1:], start=2):

@@ -32,6 +32,7 @@ from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
 from .frames import find_frames, record_frames
+from .parquet import attach_corpus, is_corpus
 from .format import (HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure, read_text,
                      read_text_carefully, shape_fits, trace_files)
 
@@ -359,6 +360,17 @@ class LoadReport:
     partial_skipped: list[Path]
 
 
+def episode_files(headers: Iterable[tuple[Path, dict]]) -> dict[str, Path]:
+    """Each episode's file, from (file, header) pairs; a UserError if two files hold one episode."""
+    seen: dict[str, Path] = {}
+    for path, header in headers:
+        eid = header["episode_id"]
+        if eid in seen:
+            raise UserError(f"{path}: episode '{eid}' is also in {seen[eid]}")
+        seen[eid] = path
+    return seen
+
+
 def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | str]) -> LoadReport:
     """Validate every episode file under `paths`, then insert all of them in one transaction."""
     files, partial = trace_files(paths)
@@ -366,12 +378,7 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
         traces = _read(reader, files)
         frames = find_frames(traces)
         create_tables(con)
-        seen: dict[str, Path] = {}
-        for trace in traces:
-            eid = trace.header["episode_id"]
-            if eid in seen:
-                raise UserError(f"{trace.path}: episode '{eid}' is also in {seen[eid]}")
-            seen[eid] = trace.path
+        seen = episode_files((trace.path, trace.header) for trace in traces)
         if seen:
             existing = con.execute("SELECT episode_id FROM episodes WHERE episode_id IN (SELECT unnest(?))",
                                    [list(seen)]).fetchall()
@@ -416,9 +423,18 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
     """A DuckDB connection with the trace tables and the episodes of `sources` loaded.
 
     A source ending in .duckdb is opened as the database itself (read-only when nothing is to be loaded
-    into it); other sources are trace files or folders. Without a database the store is in memory.
-    The spatial primitives (qtc_<name>) are registered on it. Close it when done.
+    into it); a folder written by `qtc load --parquet` is read in place (alone); other sources are trace
+    files or folders. Without a database the store is in memory. The spatial primitives (qtc_<name>)
+    are registered on it. Close it when done.
     """
+    corpora = [Path(s) for s in sources if is_corpus(s)]
+    if corpora:
+        if len(sources) > 1 or db is not None:
+            raise UserError(f"{corpora[0]}: a Parquet corpus is read alone, without other traces or databases")
+        con = duckdb.connect()
+        attach_corpus(con, corpora[0])
+        register_primitives(con)
+        return con
     databases = [Path(s) for s in sources if str(s).endswith(DB_SUFFIX)]
     traces = [Path(s) for s in sources if not str(s).endswith(DB_SUFFIX)]
     if db is not None:

@@ -1,0 +1,81 @@
+"""The shards as tasks on a Ray cluster (`qtc generate --ray ADDRESS`; pip install 'qtc[ray]').
+
+Each task is shards.run_shard: it loads its episodes from the trace files, by path, into a DuckDB of
+its own, runs the compiled statements and returns Arrow tables; this process (the driver) samples and
+writes as one process does. So a worker needs qtc installed and the trace files at the same absolute
+paths (a shared file system); nothing else travels but the statements and the rows (docs/scale.md).
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+
+from qtc.errors import UserError
+
+from .runners import OnDone, Rows, join_shards
+from .shards import Request, Settings, plan_shards, read_episodes, run_shard
+
+CONNECT_SECONDS = 5  # how long the address is tried before it is called unreachable (Ray itself retries for minutes)
+
+
+class RayCluster:
+    """Each shard a Ray task of one CPU, as many shards as the cluster has CPUs (at least)."""
+    fetch_ahead = True
+
+    def __init__(self, address: str, sources: tuple[Path, ...], settings: Settings):
+        try:
+            import ray
+        except ImportError:
+            raise UserError("--ray needs Ray, which is not installed: pip install 'qtc[ray]'") from None
+        self.ray = ray
+        self.episodes, files = read_episodes(sources)
+        _check_reachable(address)
+        try:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            raise UserError(f"cannot connect to the Ray cluster at {address}: {str(error).splitlines()[0]}") from None
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.shards = plan_shards(files, cpus)
+        self.settings = Settings(settings.seed, settings.horizon, threads=1)
+        self.task = ray.remote(num_cpus=1, max_retries=0)(run_shard)
+
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
+        ray = self.ray
+        tasks = {}
+        for number, shard in enumerate(self.shards):
+            own = [request for request in requests if shard.runs(request)]
+            if own:
+                files = tuple(str(Path(f).resolve()) for f in shard.files)  # workers start elsewhere
+                tasks[self.task.remote(files, self.settings, own)] = number
+        results: dict[int, Rows] = {}
+        pending = list(tasks)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            number = tasks[done[0]]
+            try:
+                results[number] = ray.get(done[0])
+            except ray.exceptions.RayTaskError as error:
+                if isinstance(error.cause, UserError):
+                    raise UserError(str(error.cause)) from None
+                raise
+            if on_done:
+                on_done(sum(self.shards[number].runs(request) for request in requests))
+        return join_shards(results, requests)
+
+    def close(self) -> None:
+        self.ray.shutdown()  # this driver's connection; the cluster stays up
+
+
+def _check_reachable(address: str) -> None:
+    """A UserError if nothing listens at host:port (auto is left to Ray, which finds the cluster)."""
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(f"--ray: expected auto or HOST:PORT (the head node's GCS address), got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as error:
+        raise UserError(f"cannot reach the Ray cluster at {address}: {error.strerror or error}") from None

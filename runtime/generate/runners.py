@@ -1,0 +1,132 @@
+"""Where generation's statements run: over one store in this process, or over shards of the episodes in
+worker processes (--jobs) or Ray tasks (--ray, ray_cluster.py). Each runner knows the episodes and
+gives, for a list of requests, every template's candidate rows as one Arrow table; run.py does the rest
+the same way whichever ran them.
+
+A runner over shards loads every shard again in each round of requests, so run.py asks it for every
+cap a template may be raised to at once (`fetch_ahead`); one store answers each round as it comes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Protocol
+
+import pyarrow as pa
+
+from qtc.errors import UserError
+from qtc.runtime.trace.parquet import is_corpus
+from qtc.runtime.trace.store import DB_SUFFIX, open_store
+
+from .records import EpisodeInfo
+from .shards import (Request, Settings, Shard, candidate_rows, default_jobs, episode_runs, plan_shards, prepare,
+                     read_episodes, run_shard)
+
+# Called with the template x episode runs just done.
+OnDone = Callable[[int], None]
+Rows = dict[tuple[str, int], pa.Table]  # each request's candidate rows, by its key (template id, cap)
+
+
+class Runner(Protocol):
+    episodes: dict[str, EpisodeInfo]
+    fetch_ahead: bool  # a round of requests costs a load of every shard
+
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows: ...
+
+    def close(self) -> None: ...
+
+
+def open_runner(options) -> Runner:
+    """The runner for generate's `options` (run.Options): Ray tasks if `options.ray` names a cluster;
+    else worker processes if `options.jobs` > 1 and the episodes make more than one shard; else this
+    process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
+    if any(str(source).endswith(DB_SUFFIX) or is_corpus(source) for source in options.traces):
+        if options.ray:
+            raise UserError("--ray reads trace files (each task loads its own); a .duckdb database or a "
+                            "Parquet corpus is read by one process: leave out --ray, or give the trace files")
+        return InProcess(options)
+    settings = Settings(options.seed, options.horizon)
+    if options.ray:
+        from .ray_cluster import RayCluster
+
+        return RayCluster(options.ray, options.traces, settings)
+    if options.jobs > 1:
+        episodes, files = read_episodes(options.traces)
+        shards = plan_shards(files, options.jobs)
+        if len(shards) > 1:
+            return ProcessPool(episodes, shards, options.jobs, settings)
+    return InProcess(options)
+
+
+class InProcess:
+    """Every statement over one store of all the episodes, in this process."""
+    fetch_ahead = False
+
+    def __init__(self, options):
+        self.con = open_store(*options.traces)
+        try:
+            self.episodes = {eid: EpisodeInfo(env, game, n_steps) for eid, env, game, n_steps in
+                             self.con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
+            prepare(self.con, Settings(options.seed, options.horizon))
+        except BaseException:
+            self.con.close()
+            raise
+        self.per_env = Counter(e.env for e in self.episodes.values())
+
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
+        rows = {}
+        for request in requests:
+            rows[request.key] = candidate_rows(self.con, request)
+            if on_done:
+                on_done(episode_runs(request, self.per_env))
+        return rows
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class ProcessPool:
+    """Each shard in a worker process of its own (spawned: a DuckDB connection must not cross a fork),
+    `jobs` at a time; DuckDB's threads shared out among them."""
+    fetch_ahead = True
+
+    def __init__(self, episodes: dict[str, EpisodeInfo], shards: list[Shard], jobs: int, settings: Settings):
+        self.episodes = episodes
+        self.shards = shards
+        workers = min(jobs, len(shards))
+        self.settings = Settings(settings.seed, settings.horizon, max(1, default_jobs() // workers))
+        self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
+        futures: dict[Future, int] = {}
+        for number, shard in enumerate(self.shards):
+            own = [request for request in requests if shard.runs(request)]
+            if own:
+                futures[self.executor.submit(run_shard, shard.files, self.settings, own)] = number
+        results: dict[int, Rows] = {}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                number = futures[future]
+                try:
+                    results[number] = future.result()
+                except BrokenProcessPool:
+                    raise UserError("a worker process died (out of memory?); try fewer --jobs") from None
+                if on_done:
+                    on_done(sum(self.shards[number].runs(request) for request in requests))
+        return join_shards(results, requests)
+
+    def close(self) -> None:
+        self.executor.shutdown(cancel_futures=True)
+
+
+def join_shards(results: dict[int, Rows], requests: list[Request]) -> Rows:
+    """Each request's rows from every shard that ran it, in shard order."""
+    return {request.key: pa.concat_tables([results[number][request.key] for number in sorted(results)
+                                           if request.key in results[number]])
+            for request in requests}
+

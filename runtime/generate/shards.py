@@ -1,0 +1,147 @@
+"""Episodes in shards: groups of trace files, each loaded into a DuckDB of its own, where the compiled
+statements run and give their candidate rows as Arrow tables.
+
+A template's statement draws each episode's bindings by a seeded order of that episode alone
+(dsl/ir/sample.py), so a shard computes for its episodes the very rows the whole store would, and
+the rows of all shards together are the rows of one store: which file goes to which shard, and how
+many shards there are, changes nothing but speed and memory. Nothing downstream depends on the
+order of the rows (run.py), so shards are joined in any fixed order.
+
+`run_shard` is what a worker process (--jobs) or a Ray task (--ray) runs; it takes and returns only
+plain data and Arrow tables, and opens its own connection, so nothing of DuckDB crosses processes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from qtc.dsl.ir.sql import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
+from qtc.errors import UserError
+from qtc.runtime.trace.format import read_header, trace_files
+from qtc.runtime.trace.store import episode_files, open_store
+
+from .records import EpisodeInfo
+
+# A shard holds at most this much trace text (unless one file is larger), which bounds the memory of
+# its DuckDB; more shards than workers come from this alone.
+SHARD_BYTES = 64 * 2**20
+# A shard costs a process's start and the planning of every statement (tens of ms each), which one
+# episode never repays: a shard holds two episodes at least.
+MIN_EPISODES_PER_SHARD = 2
+
+
+@dataclass(frozen=True)
+class Request:
+    """One compiled template's statement, to run with at most `cap` bindings per episode and side."""
+    template_id: str
+    env: str  # the env of the episodes it reads, or "any"
+    cap: int
+    sql: str
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.template_id, self.cap
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every shard's connection is set to: the sampling seed, the horizon, DuckDB's threads."""
+    seed: int
+    horizon: int | None
+    threads: int | None = None  # None: DuckDB's default (every core)
+
+
+@dataclass(frozen=True)
+class Shard:
+    files: tuple[str, ...]  # as given, so that a fault names the file as one process would
+    envs: tuple[tuple[str, int], ...]  # (env, number of episodes), sorted
+
+    def runs(self, request: Request) -> int:
+        """The template x episode runs `request` makes on this shard (0: nothing of its env here)."""
+        return episode_runs(request, dict(self.envs))
+
+
+def episode_runs(request: Request, episodes_per_env: dict[str, int]) -> int:
+    if request.env == "any":
+        return sum(episodes_per_env.values())
+    return episodes_per_env.get(request.env, 0)
+
+
+@dataclass(frozen=True)
+class _TraceFile:
+    path: Path
+    size: int
+    env: str
+
+
+def read_episodes(sources: tuple[Path, ...]) -> tuple[dict[str, EpisodeInfo], list[_TraceFile]]:
+    """The episodes of the trace files under `sources`, from their headers alone (the steps are read by
+    the shards), and the files; a UserError for a bad header or an episode in two files."""
+    files, _partial = trace_files(sources)
+    headers = [(path, read_header(path)) for path in files]
+    episode_files(headers)
+    episodes = {h["episode_id"]: EpisodeInfo(h["env"], h["game"], h["n_steps"]) for _, h in headers}
+    return episodes, [_TraceFile(path, path.stat().st_size, h["env"]) for path, h in headers]
+
+
+def plan_shards(files: list[_TraceFile], workers: int) -> list[Shard]:
+    """The files in shards of at most SHARD_BYTES (one larger file alone), at least one per worker
+    while each holds MIN_EPISODES_PER_SHARD episodes; each file goes to the lightest shard, the
+    largest first, so shards come out about even in size."""
+    total = sum(f.size for f in files)
+    count = min(max(workers, math.ceil(total / SHARD_BYTES)), len(files) // MIN_EPISODES_PER_SHARD)
+    if count <= 1:
+        return [_shard(files)] if files else []
+    groups: list[list[_TraceFile]] = [[] for _ in range(count)]
+    sizes = [0] * count
+    for trace in sorted(files, key=lambda f: (-f.size, str(f.path))):
+        lightest = min(range(count), key=lambda i: (sizes[i], i))
+        groups[lightest].append(trace)
+        sizes[lightest] += trace.size
+    return [_shard(group) for group in groups]
+
+
+def _shard(files: list[_TraceFile]) -> Shard:
+    return Shard(tuple(str(f.path) for f in sorted(files, key=lambda f: str(f.path))),
+                 tuple(sorted(Counter(f.env for f in files).items())))
+
+
+def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    con.execute("SET enable_progress_bar = false")  # a worker's bar would write over the driver's
+    con.execute(f"SET VARIABLE {SEED_VARIABLE} = {settings.seed}")
+    if settings.horizon is not None:
+        con.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {settings.horizon}")
+    if settings.threads is not None:
+        con.execute(f"SET threads = {settings.threads}")
+
+
+def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table:
+    """The template's candidates with at most `cap` bindings per episode (and side), premises checked."""
+    con.execute(f"SET VARIABLE {CAP_VARIABLE} = {request.cap}")
+    try:
+        return con.sql(request.sql).to_arrow_table()
+    except duckdb.Error as error:
+        raise UserError(f"template {request.template_id} failed to run: {str(error).splitlines()[0]}") from None
+
+
+def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request]) -> dict[tuple[str, int], pa.Table]:
+    """The candidate rows of each request over the episodes of `files`, by request key."""
+    con = open_store(*files)
+    try:
+        prepare(con, settings)
+        return {request.key: candidate_rows(con, request) for request in requests}
+    finally:
+        con.close()
+
+
+def default_jobs() -> int:
+    """The cores this process may use."""
+    count = os.process_cpu_count() if hasattr(os, "process_cpu_count") else os.cpu_count()
+    return count or 1

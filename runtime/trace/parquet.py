@@ -1,0 +1,92 @@
+"""A corpus at rest as Parquet: every table of the store in a folder of its own, partitioned by game
+and episode (`<table>/game=<game>/episode_id=<id>/*.parquet`; the vocabulary by game alone), which
+DuckDB, `qtc generate`, `qtc sql` and any Parquet reader read where it lies.
+
+`qtc load --parquet DIR` writes it (into a sibling folder first, renamed into place when complete);
+open_store reads it through views, one per table, over the partition files. A folder is a corpus when
+it holds MARKER, which names the tables and the trace format they were loaded from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from qtc.dsl import schema
+from qtc.dsl.sql import sql_string
+from qtc.errors import UserError
+
+from .format import FORMAT_VERSION
+from .frames import TABLE as FRAMES_TABLE, record_frames
+
+MARKER = "qtc-corpus.json"
+
+
+def is_corpus(path: os.PathLike | str) -> bool:
+    return (Path(path) / MARKER).is_file()
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Each physical table of the store and its columns, in order (the frames table too)."""
+    names = [t.sql_name for t in schema.TABLES] + [FRAMES_TABLE]
+    return {name: [column for (column,) in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", [name]).fetchall()]
+        for name in names}
+
+
+def _partitions(columns: list[str]) -> list[str]:
+    return ["game", "episode_id"] if "episode_id" in columns else ["game"]
+
+
+def check_new(directory: Path) -> None:
+    if directory.exists():
+        raise UserError(f"{directory}: already exists; give a new folder (a corpus is written whole)")
+
+
+def write_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
+    """Every table of `con` as Parquet under `directory`, which must not exist yet."""
+    check_new(directory)
+    staging = directory.with_name(f".{directory.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        tables = _tables(con)
+        for name, columns in tables.items():
+            # A table without the game has it from its episode, for the partition.
+            rows = (f"SELECT * FROM {name}" if "game" in columns else
+                    f"SELECT t.*, e.game FROM {name} t JOIN episodes e USING (episode_id)")
+            con.execute(f"COPY ({rows}) TO {sql_string(str(staging / name))} "
+                        f"(FORMAT parquet, PARTITION_BY ({', '.join(_partitions(columns))}))")
+        (staging / MARKER).write_text(json.dumps({"format_version": FORMAT_VERSION, "tables": tables}, indent=1),
+                                      encoding="utf-8")
+        os.replace(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def attach_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
+    """Views of the corpus at `directory` under the store's table names (an empty table where a table
+    has no rows, as Parquet holds no file for it)."""
+    marker = json.loads((directory / MARKER).read_text(encoding="utf-8"))
+    if marker.get("format_version") != FORMAT_VERSION:
+        raise UserError(f"{directory}: a corpus of trace format {marker.get('format_version')!r}; this qtc reads "
+                        f"{FORMAT_VERSION}: load the traces again")
+    declared = {t.sql_name: t for t in schema.TABLES}
+    for name, columns in marker["tables"].items():
+        files = str(directory / name / "**" / "*.parquet")
+        if any((directory / name).glob("**/*.parquet")):
+            selected = ", ".join(f'"{c}"' for c in columns)
+            # Every table is partitioned by game, and by episode where it has one (_partitions); the
+            # partitions read as text, never an episode id as a number.
+            types = "{" + ", ".join(f"'{c}': VARCHAR" for c in _partitions(columns)) + "}"
+            con.execute(f"CREATE VIEW {name} AS SELECT {selected} FROM read_parquet({sql_string(files)}, "
+                        f"hive_partitioning = true, hive_types = {types})")
+        elif name in declared:
+            con.execute(schema.table_ddl(declared[name]))
+        else:
+            record_frames(con, [])

@@ -1,0 +1,60 @@
+"""`qtc generate --ray ADDRESS` against a real local Ray cluster of 2 CPUs that the test starts: the
+shards as Ray tasks give the bytes of one process; a trace that fails in a task, and an address
+nothing answers at, are messages (fixtures: conftest.py; skipped without Ray: pip install 'qtc[ray]').
+
+The command runs in a process of its own, as a user runs it: Ray reads its settings (the cluster's
+token) from the environment once, when it is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from support.ray_head import LocalRayCluster
+from support.recordings import SMALL_RUN_FLAGS
+
+pytest.importorskip("ray", reason="Ray is not installed (pip install 'qtc[ray]'): the --ray tests need it")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> LocalRayCluster:
+    cluster = LocalRayCluster()
+    yield cluster
+    cluster.stop()
+
+
+def qtc(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "qtc.cli", *args], env={**os.environ, **(env or {})},
+                          capture_output=True, text=True)
+
+
+def test_shards_as_ray_tasks_write_the_bytes_of_one_process(tmp_path, ray_cluster, small_traces,
+                                                           one_process_output):
+    out = tmp_path / "qa.jsonl"
+    run = qtc("generate", "--traces", *map(str, reversed(small_traces)), "--out", str(out), "--ray",
+              ray_cluster.address, *SMALL_RUN_FLAGS, env=ray_cluster.env)
+    assert run.returncode == 0, run.stderr
+    assert (out.read_bytes(), out.with_name("qa.summary.json").read_bytes()) == one_process_output
+
+
+def test_a_trace_that_fails_in_a_task_is_the_message_of_one_process(tmp_path, ray_cluster, broken_traces):
+    folder, broken = broken_traces
+    runs = [qtc("generate", "--traces", str(folder), "--out", str(tmp_path / "qa.jsonl"), *flags, *SMALL_RUN_FLAGS,
+                env=ray_cluster.env) for flags in (["--jobs", "1"], ["--ray", ray_cluster.address])]
+    assert [run.returncode for run in runs] == [2, 2]
+    messages = [run.stderr for run in runs]
+    assert messages[0] == messages[1]
+    assert messages[0].startswith(f"qtc generate: error: {broken}:5: not valid JSON")
+
+
+@pytest.mark.parametrize("address, message", [
+    ("127.0.0.1:1", "cannot reach the Ray cluster at 127.0.0.1:1: Connection refused"),
+    ("head-node", "--ray: expected auto or HOST:PORT (the head node's GCS address), got 'head-node'"),
+])
+def test_an_address_nothing_answers_at_is_a_message(address, message, crafter_trace_dir, tmp_path):
+    run = qtc("generate", "--traces", str(crafter_trace_dir), "--out", str(tmp_path / "qa.jsonl"), "--ray", address)
+    assert (run.returncode, run.stderr) == (2, f"qtc generate: error: {message}\n")

@@ -1,0 +1,66 @@
+"""A local Ray cluster for the tests and bench/bench_scale.py: `LocalRayCluster(cpus)` starts one (its
+own temporary folder, no usage reporting, token authentication with a token of its own) in a child
+process, which prints the cluster's address; `stop()` ends that process, and Ray's processes with it.
+
+Run as a script it is that child process: it starts the cluster, prints the address and waits for
+SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+
+START_SECONDS = 90  # a cold start on a busy 2-core machine takes about 10 s
+STOP_SECONDS = 30
+
+
+class LocalRayCluster:
+    def __init__(self, cpus: int = 2):
+        # What both the cluster and a driver connecting to it need: the same token, and nothing sent out.
+        self.env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
+        self.process = subprocess.Popen([sys.executable, __file__, str(cpus)], env={**os.environ, **self.env},
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        start_new_session=True)
+        line = _read_line(self.process, START_SECONDS)
+        if not line:
+            self.stop()
+            raise RuntimeError(f"the local Ray cluster did not start within {START_SECONDS} s")
+        self.address = line.strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)  # its own session: only what it started
+            self.process.wait()
+
+
+def _read_line(process: subprocess.Popen, seconds: float) -> str:
+    import selectors
+
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(seconds):
+            return ""
+    return process.stdout.readline()
+
+
+def _serve(cpus: int) -> None:
+    import ray
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=tempfile.mkdtemp(prefix="qtc-ray-"),
+             logging_level="ERROR")
+    print(ray.get_runtime_context().gcs_address, flush=True)
+    signal.sigwait({signal.SIGTERM})
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]))
