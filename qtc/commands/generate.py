@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from qtc.runtime.generate.run import Generation
 
+RATIO_TOLERANCE = 0.1  # how far the realised adversarial share may be from --adversarial-ratio unremarked
 SUMMARY_WIDTH = 140  # the tables' width when the output is not a terminal (rich would use 80)
 COMMAND = "generate"
 HELP = "generate a QA set (JSONL or Parquet) from recorded episodes and templates"
@@ -51,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most N questions per template (default 100)")
     parser.add_argument("--per-category", type=int, metavar="N",
                         help="at most N questions per category, shared evenly among its templates (default: no cap)")
+    parser.add_argument("--total", type=int, metavar="N",
+                        help="at most N questions in the set, shared evenly among categories, envs and templates, "
+                             "with --adversarial-ratio of them adversarial at set level (default: no cap)")
     parser.add_argument("--horizon", type=_horizons, metavar="N[,N...]",
                         help="use steps 1..N of every episode only; several (50,100,200) ask the set at each "
                              "checkpoint, in one file")
@@ -67,6 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the shards as tasks on the Ray cluster at ADDRESS (or auto: the one started "
                              "on this machine, or RAY_ADDRESS); needs pip install 'qtc[ray]'")
+    parser.add_argument("--force", action="store_true",
+                        help="replace --out even if it was generated with other options")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no tables")
 
 
@@ -76,14 +82,16 @@ def run(args: argparse.Namespace) -> int:
 
     from qtc.runtime.generate.run import STANDARD_LIBRARY, Options, generate
     from qtc.runtime.generate.shards import default_jobs
-    from qtc.runtime.qa.write import check_output_path, summary_path, write_qa, write_summary
+    from qtc.runtime.qa.write import check_output_path, write_qa_set
 
     check_output_path(args.out)
     horizons = args.horizon or [None]
+    if not args.force:
+        _refuse_other_options(args, horizons)
     options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
                       args.max_per_template, args.per_category, horizons[0], args.adversarial_ratio,
                       sampling=args.sampling, jobs=default_jobs() if args.jobs is None else args.jobs,
-                      ray=args.ray)
+                      ray=args.ray, total=args.total)
     if len(horizons) > 1:
         return _run_checkpoints(args, options, horizons)
     console = Console(stderr=True)
@@ -93,9 +101,7 @@ def run(args: argparse.Namespace) -> int:
         task = progress.add_task("generating", total=None)
         generation = generate(options, lambda done, total: progress.update(task, completed=done, total=total))
     start = time.perf_counter()
-    write_qa(args.out, generation.records)
-    summary = summary_path(args.out)
-    write_summary(summary, generation.summary())
+    summary = write_qa_set(args.out, generation.records, generation.summary())
     generation.timings["write"] = time.perf_counter() - start
     if not args.quiet:
         print_summary(generation)
@@ -106,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
         for message in report.invalid:
             print(f"qtc generate: warning: a record broke the QA format and was dropped: {message}", file=sys.stderr)
     adversarial = sum(r["adversarial"] for r in generation.records)
+    if generation.records and abs(adversarial / len(generation.records) - args.adversarial_ratio) > RATIO_TOLERANCE:
+        print(f"qtc generate: warning: {adversarial} of {len(generation.records)} questions are adversarial "
+              f"({adversarial / len(generation.records):.0%}), far from --adversarial-ratio "
+              f"{args.adversarial_ratio:.0%}: too few templates have false-premise candidates", file=sys.stderr)
     print(f"wrote {len(generation.records)} questions ({adversarial} adversarial) to {args.out}; summary in {summary}")
     return 0
 
@@ -123,14 +133,37 @@ def _horizons(text: str) -> list[int]:
 
 def _run_checkpoints(args: argparse.Namespace, options, horizons: list[int]) -> int:
     from qtc.runtime.generate.run import at_checkpoints
-    from qtc.runtime.qa.write import summary_path, write_qa, write_summary
+    from qtc.runtime.qa.write import write_qa_set
 
     records, summary = at_checkpoints(options, horizons)
-    write_qa(args.out, records)
-    write_summary(summary_path(args.out), summary)
+    summary_file = write_qa_set(args.out, records, summary)
     print(f"wrote {len(records)} questions ({summary['adversarial']} adversarial) at horizons "
-          f"{', '.join(map(str, horizons))} to {args.out}; summary in {summary_path(args.out)}")
+          f"{', '.join(map(str, horizons))} to {args.out}; summary in {summary_file}")
     return 0
+
+
+def _refuse_other_options(args: argparse.Namespace, horizons: list) -> None:
+    """An existing --out made with other options (read from its summary), or whose options are unknown
+    (no summary beside it), is not replaced without --force: it may be another experiment's set."""
+    import json
+
+    from qtc.errors import UserError
+    from qtc.runtime.qa.write import made_with, summary_path
+
+    if not args.out.exists():
+        return
+    wanted = {"seed": args.seed, "max_per_template": args.max_per_template, "per_category": args.per_category,
+              "adversarial_ratio": args.adversarial_ratio, "sampling": args.sampling, "total": args.total,
+              "horizons": horizons}
+    try:
+        made = made_with(json.loads(summary_path(args.out).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        raise UserError(f"{args.out} exists and has no readable summary beside it, so the options it was made "
+                        "with are unknown; give --force to replace it, or another --out") from None
+    changed = [f"{name} {made.get(name)!r} -> {value!r}" for name, value in wanted.items() if made.get(name) != value]
+    if changed:
+        raise UserError(f"{args.out} was generated with other options ({'; '.join(changed)}); give --force to "
+                        "replace it, or another --out")
 
 
 def print_summary(generation: Generation) -> None:

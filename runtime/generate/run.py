@@ -55,11 +55,12 @@ class Options:
     sampling: str = "domain"  # the order bindings are drawn in (dsl/ir/sample.py): domain or compat
     jobs: int = 1  # worker processes, each over a shard of the episodes (1: this process, one store)
     ray: str | None = None  # a Ray cluster's address (or "auto") to run the shards on, instead of --jobs
+    total: int | None = None  # the set's size: categories, envs and the adversarial share kept at set level
 
     def check(self) -> None:
         """Raise an InvalidOption naming the first bad field, or a UserError for a missing path."""
         for name, value in (("max_per_template", self.max_per_template), ("per_category", self.per_category),
-                            ("horizon", self.horizon), ("jobs", self.jobs)):
+                            ("horizon", self.horizon), ("jobs", self.jobs), ("total", self.total)):
             if value is not None and value < 1:
                 raise InvalidOption(name, f"must be at least 1, got {value}")
         if self.sampling not in ORDERS:
@@ -112,7 +113,8 @@ class Generation:
             "questions": len(self.records),
             "adversarial": sum(r["adversarial"] for r in self.records),
             "options": {"seed": o.seed, "max_per_template": o.max_per_template, "per_category": o.per_category,
-                        "horizon": o.horizon, "adversarial_ratio": o.adversarial_ratio, "sampling": o.sampling},
+                        "horizon": o.horizon, "adversarial_ratio": o.adversarial_ratio, "sampling": o.sampling,
+                        "total": o.total},
             "episodes": dict(sorted(self.episodes.items())),
             "categories": [{"category": name, "templates": len(reports), "asked": o.per_category,
                             "candidates": sum(r.candidates + r.adversarial_candidates for r in reports),
@@ -183,6 +185,8 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
     chosen = {compiled.id: generator.template(compiled, rows.pop(compiled.id, None)) for compiled in templates}
     if options.per_category is not None:
         _cap_categories(chosen, generator.reports, options.per_category)
+    if options.total is not None:
+        _cap_total(chosen, generator.reports, options.total, options.adversarial_ratio)
     records = sorted((r for rs in chosen.values() for r in rs),
                      key=lambda r: (r["template_id"], r["episode_id"], r["id"]))
     return Generation(options, records, list(generator.reports.values()),
@@ -331,6 +335,45 @@ def _usable(rows: pa.Table) -> tuple[int, int]:
 def _count(report: TemplateReport, chosen: list[dict]) -> None:
     report.questions = len(chosen)
     report.adversarial_questions = sum(r["adversarial"] for r in chosen)
+
+
+def _cap_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport], total: int, ratio: float) -> None:
+    """Cut the set to `total` questions with the mix kept at set level: `ratio` of them adversarial (as
+    near as the candidates allow), each side shared evenly among the categories, then among the envs of a
+    category, then among its templates; each template keeps a prefix of each side of its list. Rounding
+    per template would lose the false premises of a small set (one question a template: none)."""
+    sides = {side: {t: [r for r in records if r["adversarial"] == side] for t, records in chosen.items()}
+             for side in (True, False)}
+    available = sum(len(records) for records in sides[True].values())
+    adversarial = min(nearest(ratio * total), available)
+    kept = {True: _spread(sides[True], adversarial, reports)}
+    kept[False] = _spread(sides[False], total - sum(kept[True].values()), reports)
+    for template_id, records in chosen.items():
+        wanted = {side: set(map(id, sides[side][template_id][:kept[side].get(template_id, 0)])) for side in sides}
+        cut = [r for r in records if id(r) in wanted[r["adversarial"]]]
+        if len(cut) < len(records):
+            chosen[template_id] = cut
+            _count(reports[template_id], cut)
+            reports[template_id].limited_by = "set size"
+
+
+def _spread(pools: dict[str, list[dict]], count: int, reports: dict[str, TemplateReport]) -> dict[str, int]:
+    """How many of each template's pool `count` takes: shared evenly among categories, then envs, then
+    templates (water-filling: a group with too few leaves the rest to the others)."""
+    def grouped(keys, level):
+        groups = defaultdict(list)
+        for key in keys:
+            groups[level(reports[key])].append(key)
+        return groups
+    taken: dict[str, int] = {}
+    categories = grouped(pools, lambda r: r.category)
+    size = {name: sum(len(pools[t]) for t in members) for name, members in categories.items()}
+    for category, share_of_category in share(size, count).items():
+        envs = grouped(categories[category], lambda r: r.env)
+        env_size = {env: sum(len(pools[t]) for t in members) for env, members in envs.items()}
+        for env, share_of_env in share(env_size, share_of_category).items():
+            taken |= share({t: len(pools[t]) for t in envs[env]}, share_of_env)
+    return taken
 
 
 def _cap_categories(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport], per_category: int) -> None:

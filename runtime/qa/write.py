@@ -50,6 +50,27 @@ def write_summary(path: Path, summary: dict) -> None:
     write_text_atomic(path, json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
 
 
+def write_qa_set(path: Path, records: list[dict], summary: dict) -> Path:
+    """A QA set and its summary, as a pair: the old summary is removed first, so a run killed between the
+    two writes leaves a set without a summary, never beside the summary of another set. Returns the
+    summary's path."""
+    summary_file = summary_path(path)
+    summary_file.unlink(missing_ok=True)
+    write_qa(path, records)
+    write_summary(summary_file, summary)
+    return summary_file
+
+
+def made_with(summary: dict) -> dict:
+    """The options a QA set was generated with, from its summary (several horizons: their list)."""
+    if "checkpoints" in summary:
+        options = summary["checkpoints"][0]["options"]
+        horizons = [checkpoint["options"]["horizon"] for checkpoint in summary["checkpoints"]]
+    else:
+        options, horizons = summary["options"], [summary["options"]["horizon"]]
+    return {**{k: v for k, v in options.items() if k != "horizon"}, "horizons": horizons}
+
+
 def _write_parquet(path: Path, records: list[dict]) -> None:
     names = sorted({name for record in records for name in record["bindings"]})
     if not names:

@@ -145,6 +145,31 @@ def test_a_question_whose_text_fails_to_render_is_left_out_with_a_warning(tmp_pa
            "text failed to render: MemoryError" in capsys.readouterr().err
 
 
+def test_an_output_made_with_other_options_is_not_replaced_without_force(tmp_path, trace_dirs, capsys):
+    out = tmp_path / "qa.jsonl"
+    first = generate(out, trace_dirs, *FAST)
+    assert generate(out, trace_dirs, *FAST) == first  # the same options: replaced by the same bytes
+    assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
+    assert "qa.jsonl was generated with other options (seed 42 -> 7); give --force" in capsys.readouterr().err
+    assert read_jsonl(out) == first
+    assert generate(out, trace_dirs, *FAST, "--seed", "7", "--force") != first
+    (tmp_path / "qa.summary.json").unlink()  # as a run killed between the set and its summary leaves it
+    assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
+    assert "has no readable summary beside it" in capsys.readouterr().err
+
+
+def test_total_keeps_the_mix_at_set_level(tmp_path, trace_dirs):
+    """A 30-question set: 6 false premises (20%), though most templates get one question or none, and
+    every category its even share."""
+    records = generate(tmp_path / "qa.jsonl", trace_dirs, "--total", "30", "--quiet")
+    assert len(records) == 30 and sum(r["adversarial"] for r in records) == 6
+    categories = Counter(r["category"] for r in records)
+    assert max(categories.values()) - min(categories.values()) <= 1, categories
+    assert {r["env"] for r in records} == {"crafter", "jericho"}
+    summary = json.loads((tmp_path / "qa.summary.json").read_text())
+    assert summary["options"]["total"] == 30 and summary["questions"] == 30
+
+
 def test_answers_are_the_tables_own(tmp_path, trace_dirs, trace_db):
     records = generate(tmp_path / "qa.jsonl", trace_dirs, *FAST)
     checked = 0
