@@ -9,6 +9,7 @@ SIGTERM.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -55,11 +56,12 @@ def _serve(cpus: int) -> None:
     import ray
 
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=tempfile.mkdtemp(prefix="qtc-ray-"),
-             logging_level="ERROR")
+    folder = tempfile.mkdtemp(prefix="qtc-ray-")  # sockets, logs: the cluster's own, removed after it
+    ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=folder, logging_level="ERROR")
     print(ray.get_runtime_context().gcs_address, flush=True)
     signal.sigwait({signal.SIGTERM})
     ray.shutdown()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
