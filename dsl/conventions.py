@@ -101,6 +101,41 @@ def command(text: str) -> str:
     return " ".join(words)
 
 
+# Words a command puts around the objects it names, which name no object (CONVENTIONS.md, False premises).
+COMMAND_PARTICLES = frozenset("in on at to of with from into onto under over up down out off and all it them "
+                              "everything except but".split())
+
+
+def object_words(text: str) -> frozenset[str]:
+    """The words a Jericho command names objects by: its words after the verb, less particles.
+
+    >>> sorted(object_words("get bag")), sorted(object_words("Put the pouch in toolkit"))
+    (['bag'], ['pouch', 'toolkit'])
+    """
+    return frozenset(w for w in words(command(text))[1:] if w not in COMMAND_PARTICLES)
+
+
+def named_item_steps(items: list[str], steps: list[tuple[int, str, list[str]]]) -> dict[str, int]:
+    """The first step (of (step, command, items carried after it), in step order) at which a thing of the
+    game could have been met by name (CONVENTIONS.md, False premises): a command names it by one of its
+    words ("get bag" and "brown bag"), or its name lies within the name of a thing carried ("key" within
+    "brass key"). Such a thing is never offered as a false premise from that step on.
+
+    >>> named_item_steps(["bag", "brown bag", "key", "lamp"], [(1, "get bag", []), (2, "look", ["brass key"])])
+    {'bag': 1, 'brown bag': 1, 'key': 2}
+    """
+    names = {item: frozenset(words(item)) for item in items}
+    named: dict[str, int] = {}
+    for step, text, carried in steps:
+        by_command = object_words(text)
+        held = [frozenset(words(thing)) for thing in carried]
+        for item, item_words in names.items():
+            if item not in named and item_words and (
+                    item_words & by_command or any(item_words < thing for thing in held)):
+                named[item] = step
+    return named
+
+
 # The directions a command may name (CONVENTIONS.md, Commands): how the recorder reads a move's
 # direction, and how a room graph knows an exit tried in vain.
 DIRECTION_WORDS = {

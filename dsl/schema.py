@@ -130,6 +130,13 @@ JERICHO_ITEM_EVENTS = Table("item_events", "jericho", (
     C("room", T.ROOM, "room the player was in when the action was chosen"),
 ), "items entering or leaving the inventory, derived from inventory_before/after")
 
+JERICHO_NAMED_ITEMS = Table("named_items", "jericho", (
+    STEP,
+    C("item", T.ITEM, "a thing of the game (vocab.item) met by name at this step: a command named it by a "
+                      "word of its name, or its name lies within that of a thing carried"),
+), "things of the game a player could have met by name, each at its first such step (CONVENTIONS.md, False "
+   "premises): never offered as false premises; derived at load")
+
 JERICHO_ROOM_EVENTS = Table("room_events", "jericho", (
     STEP,
     C("room", T.ROOM, "the room entered or left"),
@@ -239,7 +246,7 @@ CRAFTER_DAMAGE = Table("damage", "crafter", (
 
 TABLES: tuple[Table, ...] = (
     EPISODES, VOCAB,
-    JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS,
+    JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,

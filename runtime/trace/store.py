@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -26,7 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
-from qtc.dsl.conventions import command, command_direction
+from qtc.dsl.conventions import command, command_direction, named_item_steps
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
@@ -322,6 +323,7 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
             tables[table] = reader.sql(sql).to_arrow_table()
     if schema.JERICHO_STEPS in tables:
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
+        tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
     if "crafter" in envs:
         for name, table in (("q_steps", schema.CRAFTER_STEPS), ("q_inventory", schema.CRAFTER_INVENTORY),
                             ("q_view", schema.CRAFTER_VIEW)):
@@ -346,6 +348,21 @@ def with_commands(steps: pa.Table) -> pa.Table:
         values = pa.array([DERIVED_FROM_ACTION[name](action) for action in actions], pa.string())
         steps = steps.add_column(names.index(name), name, values)
     return steps
+
+
+def named_items(steps: pa.Table, traces: list[TraceText]) -> pa.Table:
+    """jericho_named_items: per episode, the things of its game first met by name at each step
+    (dsl/conventions.named_item_steps), from its commands and what it carried."""
+    by_episode: dict[str, list[tuple[int, str, list[str]]]] = defaultdict(list)
+    for row in steps.select(["episode_id", "step", "action", "inventory_after"]).to_pylist():
+        by_episode[row["episode_id"]].append((row["step"], row["action"], row["inventory_after"]))
+    rows = []
+    for trace in traces:
+        header = trace.header
+        if header["env"] == "jericho":
+            named = named_item_steps(_vocabulary(header).get("item", []), sorted(by_episode[header["episode_id"]]))
+            rows += sorted((header["episode_id"], step, item) for item, step in named.items())
+    return _arrow_table(schema.JERICHO_NAMED_ITEMS, rows)
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:

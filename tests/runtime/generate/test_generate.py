@@ -170,6 +170,22 @@ def test_total_keeps_the_mix_at_set_level(tmp_path, trace_dirs):
     assert summary["options"]["total"] == 30 and summary["questions"] == 30
 
 
+def test_no_false_premise_names_a_thing_met_by_name(tmp_path, trace_dirs, trace_db):
+    """zork1's walkthrough takes a knife with `get knife` (step 18): the rusty knife, which that command
+    could have meant, is no longer offered as never seen (CONVENTIONS.md, False premises)."""
+    named = dict(((e, i), s) for e, s, i in trace_db.execute(
+        "SELECT episode_id, step, item FROM jericho_named_items").fetchall())
+    assert any(item == "rusty knife" for _, item in named)
+    records = generate(tmp_path / "qa.jsonl", trace_dirs, "--adversarial-ratio", "1", "--max-per-template", "50",
+                       "--quiet")
+    # The false-premise parameters that name things (keyword false premises are about words, not things).
+    things = {c.id: {a.param for a in c.checked.template.adversarials if "named_items" in c.checked.template.source}
+              for c in load_library([STANDARD_LIBRARY]).compiled if c.env == "jericho"}
+    offered = [(r["episode_id"], r["bindings"][param]) for r in records if r["adversarial"] and r["env"] == "jericho"
+               for param in things[r["template_id"]]]
+    assert offered and not [pair for pair in offered if pair in named]
+
+
 def test_answers_are_the_tables_own(tmp_path, trace_dirs, trace_db):
     records = generate(tmp_path / "qa.jsonl", trace_dirs, *FAST)
     checked = 0
