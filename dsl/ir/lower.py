@@ -336,8 +336,8 @@ class _Lowering:
         """Each candidate's distractors: as many values of the choices domain as there are options besides
         'none of these' (Choices.slots), none of them among its correct answers (none is, for a false
         premise), in the order of their MD5 keys (the seed, the template, the binding and the value), as
-        text (a room as its display name). A candidate with fewer than it needs is not asked. The domain is joined
-        with the sampled candidates only, never crossed with itself."""
+        text (a room as its display name). A candidate with fewer than it needs is not asked. The domain
+        is joined with the sampled candidates only, never crossed with itself."""
         lo = self.lo
         domain = lo.domain(choices.domain)
         params = list(self.params)
@@ -353,7 +353,6 @@ class _Lowering:
                f"WHERE NOT coalesce(list_contains(c.accepted, d.v), FALSE) GROUP BY ALL")
         return lo.add("distractors", "assemble", tuple(params), sql, "O(cap x domain)",
                       f"distractors ({choices.slots} a candidate)")
-
 
 
 def _binding_match(alias: str, params: list[str]) -> str:

@@ -164,19 +164,21 @@ class Evaluator(Visitor):
             choices = self.template.choices
             if choices is not None:
                 # A multiple-choice question needs as many wrong values as options besides 'none of these'.
+                values = self.choice_values(episode)
                 for candidate in asked:
-                    candidate.distractors = self.wrong_options(episode, candidate.accepted or [])
+                    accepted = candidate.accepted or []
+                    candidate.distractors = sorted(text for value, text in values if value not in accepted)
                 asked = [c for c in asked if len(c.distractors) >= choices.needed(c.adversarial)]
             found += asked
         return found
 
-    def wrong_options(self, episode: EpisodeRows, accepted: list) -> list[str]:
-        """The values of the choices domain (per episode) that are not correct answers, as text (a room by
-        its display name), sorted: CONVENTIONS.md, Multiple choice."""
+    def choice_values(self, episode: EpisodeRows) -> list[tuple]:
+        """The values of the choices domain on an episode, each with its text as an option shows it (a room
+        by its display name): a question's distractors are those that are not correct answers
+        (CONVENTIONS.md, Multiple choice)."""
         rooms = {r["room"]: r["display_name"] for r in episode.tables.get("rooms", [])}
         as_text = (lambda v: rooms.get(v) or str(v)) if self.checked.answer_type == "location" else str
-        values = self.domain(self.template.choices.domain, Scope(episode, {}, {}))
-        return sorted(as_text(v) for v in values if v not in accepted)
+        return [(v, as_text(v)) for v in self.domain(self.template.choices.domain, Scope(episode, {}, {}))]
 
     def bindings(self, episode: EpisodeRows, domains: dict[str, A.Expr] | None = None):
         """Every binding of the parameters, in declaration order; `domains` replaces some domains."""

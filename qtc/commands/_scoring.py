@@ -21,11 +21,16 @@ def add_traces_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def episode_lengths(traces: list[Path] | None) -> dict[str, int]:
-    """Each episode's number of steps, from the traces given (none: an empty map)."""
+    """Each episode's number of steps, from the traces given (none: an empty map): trace files by their
+    headers alone, a database or corpus by its episodes table."""
     if not traces:
         return {}
-    from qtc.runtime.trace.store import open_store
+    from qtc.runtime.trace.store import open_store, read_in_place
 
+    if not any(read_in_place(source) for source in traces):
+        from qtc.runtime.generate.shards import read_episodes
+
+        return {eid: episode.n_steps for eid, episode in read_episodes(tuple(traces))[0].items()}
     con = open_store(*traces)
     try:
         return dict(con.sql("SELECT episode_id, n_steps FROM episodes").fetchall())

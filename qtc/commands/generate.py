@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from qtc.runtime.generate.run import Generation
+    from qtc.runtime.generate.run import Generation, Options
 
 RATIO_TOLERANCE = 0.1  # how far the realised adversarial share may be from --adversarial-ratio unremarked
 SUMMARY_WIDTH = 140  # the tables' width when the output is not a terminal (rich would use 80)
@@ -86,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_path(args.out)
     horizons = args.horizon or [None]
-    if not args.force:
-        _refuse_other_options(args, horizons)
     options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
                       args.max_per_template, args.per_category, horizons[0], args.adversarial_ratio,
                       sampling=args.sampling, jobs=default_jobs() if args.jobs is None else args.jobs,
                       ray=args.ray, total=args.total)
+    if not args.force:
+        _refuse_other_options(args.out, options, horizons)
     if len(horizons) > 1:
         return _run_checkpoints(args, options, horizons)
     console = Console(stderr=True)
@@ -142,7 +142,7 @@ def _run_checkpoints(args: argparse.Namespace, options, horizons: list[int]) -> 
     return 0
 
 
-def _refuse_other_options(args: argparse.Namespace, horizons: list) -> None:
+def _refuse_other_options(out: Path, options: Options, horizons: list) -> None:
     """An existing --out made with other options (read from its summary), or whose options are unknown
     (no summary beside it), is not replaced without --force: it may be another experiment's set."""
     import json
@@ -150,19 +150,17 @@ def _refuse_other_options(args: argparse.Namespace, horizons: list) -> None:
     from qtc.errors import UserError
     from qtc.runtime.qa.write import made_with, summary_path
 
-    if not args.out.exists():
+    if not out.exists():
         return
-    wanted = {"seed": args.seed, "max_per_template": args.max_per_template, "per_category": args.per_category,
-              "adversarial_ratio": args.adversarial_ratio, "sampling": args.sampling, "total": args.total,
-              "horizons": horizons}
+    wanted = made_with({"options": options.settings()}) | {"horizons": horizons}
     try:
-        made = made_with(json.loads(summary_path(args.out).read_text(encoding="utf-8")))
+        made = made_with(json.loads(summary_path(out).read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, IndexError, TypeError):
-        raise UserError(f"{args.out} exists and has no readable summary beside it, so the options it was made "
+        raise UserError(f"{out} exists and has no readable summary beside it, so the options it was made "
                         "with are unknown; give --force to replace it, or another --out") from None
     changed = [f"{name} {made.get(name)!r} -> {value!r}" for name, value in wanted.items() if made.get(name) != value]
     if changed:
-        raise UserError(f"{args.out} was generated with other options ({'; '.join(changed)}); give --force to "
+        raise UserError(f"{out} was generated with other options ({'; '.join(changed)}); give --force to "
                         "replace it, or another --out")
 
 

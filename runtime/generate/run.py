@@ -57,6 +57,13 @@ class Options:
     ray: str | None = None  # a Ray cluster's address (or "auto") to run the shards on, instead of --jobs
     total: int | None = None  # the set's size: categories, envs and the adversarial share kept at set level
 
+    def settings(self) -> dict:
+        """The options that shape the set, as its summary records them (and `qtc generate` compares an
+        existing output's with before replacing it)."""
+        return {"seed": self.seed, "max_per_template": self.max_per_template, "per_category": self.per_category,
+                "horizon": self.horizon, "adversarial_ratio": self.adversarial_ratio, "sampling": self.sampling,
+                "total": self.total}
+
     def check(self) -> None:
         """Raise an InvalidOption naming the first bad field, or a UserError for a missing path."""
         for name, value in (("max_per_template", self.max_per_template), ("per_category", self.per_category),
@@ -112,9 +119,7 @@ class Generation:
         return {
             "questions": len(self.records),
             "adversarial": sum(r["adversarial"] for r in self.records),
-            "options": {"seed": o.seed, "max_per_template": o.max_per_template, "per_category": o.per_category,
-                        "horizon": o.horizon, "adversarial_ratio": o.adversarial_ratio, "sampling": o.sampling,
-                        "total": o.total},
+            "options": o.settings(),
             "episodes": dict(sorted(self.episodes.items())),
             "categories": [{"category": name, "templates": len(reports), "asked": o.per_category,
                             "candidates": sum(r.candidates + r.adversarial_candidates for r in reports),
@@ -342,37 +347,37 @@ def _cap_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport]
     near as the candidates allow), each side shared evenly among the categories, then among the envs of a
     category, then among its templates; each template keeps a prefix of each side of its list. Rounding
     per template would lose the false premises of a small set (one question a template: none)."""
-    sides = {side: {t: [r for r in records if r["adversarial"] == side] for t, records in chosen.items()}
+    sizes = {side: {t: sum(r["adversarial"] == side for r in records) for t, records in chosen.items()}
              for side in (True, False)}
-    available = sum(len(records) for records in sides[True].values())
-    adversarial = min(nearest(ratio * total), available)
-    kept = {True: _spread(sides[True], adversarial, reports)}
-    kept[False] = _spread(sides[False], total - sum(kept[True].values()), reports)
+    kept = {True: _spread(sizes[True], min(nearest(ratio * total), sum(sizes[True].values())), reports)}
+    kept[False] = _spread(sizes[False], total - sum(kept[True].values()), reports)
     for template_id, records in chosen.items():
-        wanted = {side: set(map(id, sides[side][template_id][:kept[side].get(template_id, 0)])) for side in sides}
-        cut = [r for r in records if id(r) in wanted[r["adversarial"]]]
+        left = {side: kept[side].get(template_id, 0) for side in kept}
+        cut = []
+        for record in records:
+            if left[record["adversarial"]]:
+                left[record["adversarial"]] -= 1
+                cut.append(record)
         if len(cut) < len(records):
             chosen[template_id] = cut
             _count(reports[template_id], cut)
             reports[template_id].limited_by = "set size"
 
 
-def _spread(pools: dict[str, list[dict]], count: int, reports: dict[str, TemplateReport]) -> dict[str, int]:
-    """How many of each template's pool `count` takes: shared evenly among categories, then envs, then
+def _spread(sizes: dict[str, int], count: int, reports: dict[str, TemplateReport]) -> dict[str, int]:
+    """How many of each template's `sizes` `count` takes: shared evenly among categories, then envs, then
     templates (water-filling: a group with too few leaves the rest to the others)."""
-    def grouped(keys, level):
+    def grouped(keys, level) -> dict[str, list[str]]:
         groups = defaultdict(list)
         for key in keys:
             groups[level(reports[key])].append(key)
         return groups
     taken: dict[str, int] = {}
-    categories = grouped(pools, lambda r: r.category)
-    size = {name: sum(len(pools[t]) for t in members) for name, members in categories.items()}
-    for category, share_of_category in share(size, count).items():
+    categories = grouped(sizes, lambda r: r.category)
+    for category, of_category in share({c: sum(sizes[t] for t in ts) for c, ts in categories.items()}, count).items():
         envs = grouped(categories[category], lambda r: r.env)
-        env_size = {env: sum(len(pools[t]) for t in members) for env, members in envs.items()}
-        for env, share_of_env in share(env_size, share_of_category).items():
-            taken |= share({t: len(pools[t]) for t in envs[env]}, share_of_env)
+        for env, of_env in share({e: sum(sizes[t] for t in ts) for e, ts in envs.items()}, of_category).items():
+            taken |= share({t: sizes[t] for t in envs[env]}, of_env)
     return taken
 
 

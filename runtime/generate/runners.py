@@ -18,8 +18,7 @@ from typing import Callable, Protocol
 import pyarrow as pa
 
 from qtc.errors import UserError
-from qtc.runtime.trace.parquet import is_corpus
-from qtc.runtime.trace.store import DB_SUFFIX, open_store
+from qtc.runtime.trace.store import open_store, read_in_place
 
 from .records import EpisodeInfo
 from .shards import (Request, Settings, Shard, candidate_rows, default_jobs, episode_runs, plan_shards, prepare,
@@ -43,7 +42,7 @@ def open_runner(options) -> Runner:
     """The runner for generate's `options` (run.Options): Ray tasks if `options.ray` names a cluster;
     else worker processes if `options.jobs` > 1 and the episodes make more than one shard; else this
     process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
-    if any(str(source).endswith(DB_SUFFIX) or is_corpus(source) for source in options.traces):
+    if any(read_in_place(source) for source in options.traces):
         if options.ray:
             raise UserError("--ray reads trace files (each task loads its own); a .duckdb database or a "
                             "Parquet corpus is read by one process: leave out --ray, or give the trace files")

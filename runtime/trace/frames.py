@@ -8,7 +8,8 @@ random noise) about 5.8 KB, against 12 KB raw (docs/trace-format.md has the meas
 
 `qtc load` records where each episode's frames are in the table `episode_frames` (episode_id, path,
 frames, height, width); an episode without frames has no row, and a store loaded before frames existed
-has no table: both read as "no frames". `frame_png` gives one step's frame as PNG bytes (for pages).
+has no table: both read as "no frames". `episode_frames` reads an episode's frames, `png_bytes` makes
+one a PNG.
 """
 
 from __future__ import annotations
@@ -144,11 +145,3 @@ def png_bytes(image: np.ndarray) -> bytes:
     Image.fromarray(image).save(out, format="PNG")
     return out.getvalue()
 
-
-def frame_png(con: duckdb.DuckDBPyConnection, episode_id: str, step: int) -> bytes | None:
-    """The screen after `step` (0: the start) as PNG bytes, or None when the episode has no frames or no
-    such step: what a page showing a question's evidence asks for."""
-    if frames_file(con, episode_id) is None:
-        return None
-    frames = episode_frames(con, episode_id)
-    return png_bytes(frames[step]) if 0 <= step < len(frames) else None

@@ -244,7 +244,7 @@ stations AS (
   GROUP BY ALL)
 SELECT i.episode_id, i.step, i.item, i.ok, coalesce(s.ok, true)
 FROM ingredients i LEFT JOIN stations s ON s.episode_id = i.episode_id AND s.step = i.step AND s.item = i.item
-JOIN (SELECT DISTINCT item, min(k) OVER (PARTITION BY item) AS k FROM recipe_uses) o ON o.item = i.item
+JOIN (SELECT item, min(k) AS k FROM recipe_uses GROUP BY item) o ON o.item = i.item
 ORDER BY i.episode_id, i.step, o.k
 """
 
@@ -375,6 +375,11 @@ class LoadReport:
     episodes: int
     steps: int
     partial_skipped: list[Path]
+
+
+def read_in_place(source: os.PathLike | str) -> bool:
+    """Whether a source is a store read where it is (a .duckdb database, a Parquet corpus), not trace files."""
+    return str(source).endswith(DB_SUFFIX) or is_corpus(source)
 
 
 def episode_files(headers: Iterable[tuple[Path, dict]]) -> dict[str, Path]:

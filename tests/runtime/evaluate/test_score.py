@@ -11,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 from support.handmade_qa import as_question, question, write_jsonl
 from qtc.cli import main
 from qtc.runtime.qa.answers import AnswerSet
-from qtc.runtime.evaluate.report import Scored, build_report, score_run
+from qtc.runtime.trace.format import read_header
+from qtc.runtime.evaluate.report import LENGTH_EDGES, Scored, bucket, build_report, score_run
 from qtc.runtime.evaluate.scoring import NOT_ANSWERABLE_FORMS, anls, normalize, says_not_answerable, score_answer
 
 
@@ -455,6 +456,20 @@ def test_qtc_score_groups_by_episode_and_prints_the_seed_spread(tmp_path, capsys
     assert "seed: 0" in captured.out and "episode_length: unknown" in captured.out
     assert "Accuracy across 2 episode seeds: mean 50.0, std 0.0" in captured.out
     assert "4 question(s) have no horizon and no episode length" in captured.err
+
+
+def test_qtc_score_reads_episode_lengths_from_the_traces(tmp_path, crafter_trace_dir, capsys):
+    cases = [(str(i), "temporal", "3", "integer", "3", 1.0) for i in range(2)]
+    _, answers = write_run(tmp_path, cases)
+    records = [question(i, answer=a, answer_type=t, category=c, episode_id="crafter-scripted-s0", env="crafter",
+                        game="crafter") for i, c, a, t, _, _ in cases]
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)
+    assert main(["score", "--qa", str(qa), "--answers", str(answers), "--by", "episode_length",
+                 "--traces", str(crafter_trace_dir), "--bootstrap", "20"]) == 0
+    captured = capsys.readouterr()
+    n_steps = read_header(crafter_trace_dir / "crafter-scripted-s0.jsonl")["n_steps"]
+    assert f"episode_length: {bucket(n_steps, LENGTH_EDGES)}" in captured.out and "unknown" not in captured.out
+    assert "no episode length" not in captured.err
 
 
 def test_qtc_score_reports_the_order_credit_of_ordered_answers(tmp_path, capsys):

@@ -19,7 +19,7 @@ from qtc.runtime.record.agents import ScriptedCrafterAgent
 from qtc.runtime.record.crafter import VISION_SCALE, CrafterSession, order_chunk_objects
 from qtc.runtime.record.episodes import EpisodeSpec, record_episode, record_episodes
 from qtc.runtime.trace.format import read_episode
-from qtc.runtime.trace.frames import FRAMES_SUFFIX, frame_png, frames_path, write_frames
+from qtc.runtime.trace.frames import FRAMES_SUFFIX, episode_frames, frames_file, frames_path, png_bytes, write_frames
 from qtc.runtime.trace.store import open_store
 
 STEPS = 40
@@ -74,17 +74,17 @@ def test_load_records_where_frames_are_and_reads_them_back(recorded, tmp_path):
     assert con.execute("SELECT episode_id, path, frames, height, width FROM episode_frames").fetchall() == [
         (EPISODE, str(frames_path(recorded).resolve()), STEPS + 1, 64, 64)]
     frames = _frames(recorded)
-    png = frame_png(con, EPISODE, 7)
+    png = png_bytes(episode_frames(con, EPISODE)[7])
     assert png.startswith(b"\x89PNG") and np.array_equal(np.asarray(Image.open(io.BytesIO(png))), frames[7])
-    assert frame_png(con, EPISODE, STEPS + 1) is None
-    assert frame_png(con, "crafter-scripted-s1", 1) is None  # a trace without frames loads, and has none
+    assert len(episode_frames(con, EPISODE)) == STEPS + 1  # no screen after the last step
+    assert frames_file(con, "crafter-scripted-s1") is None  # a trace without frames loads, and has none
 
 
 def test_a_database_keeps_the_frames_location(recorded, tmp_path):
     db = tmp_path / "t.duckdb"
     assert main(["load", str(recorded), "--db", str(db)]) == 0
     with open_store(db) as con:
-        assert np.array_equal(np.asarray(Image.open(io.BytesIO(frame_png(con, EPISODE, 0)))), _frames(recorded)[0])
+        assert np.array_equal(episode_frames(con, EPISODE)[0], _frames(recorded)[0])
 
 
 def test_frames_that_do_not_match_the_trace_are_refused(recorded, tmp_path, capsys):
