@@ -112,6 +112,11 @@ def main() -> int:
     library = sorted(load_library([ROOT / "templates"]).compiled, key=lambda c: c.id)
     chosen = [c for c in library if not args.only or any(o in c.id for o in args.only)]
     workers = {"before": Worker(tree_before(args.before), traces, args.cap), "ir": Worker(None, traces, args.cap)}
+    # Templates that use language the earlier compiler lacks (multiple choice, groups) are left out.
+    known = set(workers["before"].ask("ids"))
+    if missing := [c.id for c in chosen if c.id not in known]:
+        print(f"left out, not compiled at {args.before}: {', '.join(missing)}", flush=True)
+    chosen = [c for c in chosen if c.id in known]
     best = compare(workers, [c.id for c in chosen], args.rounds)
     print(f"{'template':<42} {'before s':>9} {'ir s':>8} {'before/ir':>9}")
     for template_id, t in best.items():

@@ -2,6 +2,7 @@
 standard library with the qtc it imports (the working tree, or an earlier revision put first on
 PYTHONPATH) and times the statements it is asked for, one line per request on stdin:
 
+    ids             -> the ids of the templates this qtc compiles, on one line
     run ID          -> "ID SECONDS ROWS": the template's statement as generate runs it (cap, seed 42)
     long N          -> "ok": the store becomes one Crafter episode of N steps (long_episode below)
     quit
@@ -71,7 +72,9 @@ def main() -> None:
     sql = {i: statement(c, cap) if statement else c.sql for i, c in library.items()}
     for line in sys.stdin:
         request = line.split()
-        if request[0] == "run":
+        if request[0] == "ids":
+            print(" ".join(sorted(sql)), flush=True)
+        elif request[0] == "run":
             started = time.perf_counter()
             rows = len(con.execute(sql[request[1]]).fetchall())
             print(request[1], time.perf_counter() - started, rows, flush=True)
