@@ -375,6 +375,10 @@ class Answerer:
 
     def _write(self, replies: list[Asked]) -> None:
         records = []
+        # The batch's request, when some of its questions were asked again alone: those answers carry it.
+        batch = replies[0].completion
+        unanswered = {"request": batch.request, "prompt_tokens": batch.prompt_tokens,
+                      "completion_tokens": batch.completion_tokens}
         for asked in replies:
             c = self.summary
             c.requests += 1
@@ -389,7 +393,8 @@ class Answerer:
                 c.too_long += asked.too_long
                 records.append(Answer(q.id, self._client.model, str(self._mode), prediction or "", note,
                                       asked.completion.request, batch_size, usage,
-                                      round(asked.completion.seconds, 3), asked.context_tokens).record())
+                                      round(asked.completion.seconds, 3), asked.context_tokens,
+                                      [unanswered] if asked is not replies[0] else []).record())
         if records:
             self._out.append(records)
             self.summary.asked += len(records)

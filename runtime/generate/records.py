@@ -136,10 +136,16 @@ class RecordMaker:
             "question": render_question(self.jinja_env, text, self._variables(row)),
             "answer": answers[0], "accepted_answers": answers, "adversarial": bool(row["adversarial"]),
             "bindings": self.bindings(row), "evidence": list(row["evidence"] or []),
-            "horizon": self.horizon, "seed": self.seed, "template_hash": self.template_hash, "options": options,
+            "horizon": self.last_step(episode), "seed": self.seed, "template_hash": self.template_hash, "options": options,
         }
-        check_record(record, min(episode.n_steps, self.horizon or episode.n_steps))
+        check_record(record, min(episode.n_steps, record["horizon"]))
         return record
+
+    def last_step(self, episode: EpisodeInfo) -> int:
+        """The record's `horizon`: the set's horizon, or the episode's length for a whole episode. Always
+        an integer, so that sets with and without a horizon load together in readers that infer a
+        column's type from each file (`datasets` reads an all-null column as null-typed)."""
+        return episode.n_steps if self.horizon is None else self.horizon
 
 
 def check_record(record: dict, last_step: int) -> None:

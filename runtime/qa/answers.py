@@ -18,6 +18,7 @@ ANSWER_SPEC = {
     "id": "str", "model": "str", "context": "str", "prediction": "str", "error": ("null", "str"),
     "request": "str", "batch_size": "int", "usage": {"prompt_tokens": "int", "completion_tokens": "int"},
     "seconds": "float", "context_tokens": ("null", "int"),
+    "earlier_requests": ("list", {"request": "str", "prompt_tokens": "int", "completion_tokens": "int"}),
 }
 
 
@@ -33,6 +34,9 @@ class Answer:
     usage: dict[str, int]
     seconds: float
     context_tokens: int | None = None  # the estimated tokens of the log it was asked with; None in older files
+    # The requests whose reply did not answer it before it was asked alone (a batch it was asked in): their
+    # tokens were spent too. Each is {request, prompt_tokens, completion_tokens}; empty in older files.
+    earlier_requests: list[dict] = field(default_factory=list)
 
     def record(self) -> dict:
         return asdict(self)
@@ -46,8 +50,12 @@ class AnswerSet:
     partial_line: int | None = None  # a half-written last line that was left out (or repaired)
 
     def usage(self) -> tuple[int, int, int]:
-        """(requests, prompt tokens, completion tokens), counting each request once."""
+        """(requests, prompt tokens, completion tokens), counting each request once, the requests whose
+        reply answered nothing (every question of the batch asked again alone) too."""
         requests = {a.request: a.usage for a in self.answers.values()}
+        for answer in self.answers.values():
+            for earlier in answer.earlier_requests:
+                requests[earlier["request"]] = {k: earlier[k] for k in ("prompt_tokens", "completion_tokens")}
         return (len(requests), sum(u["prompt_tokens"] for u in requests.values()),
                 sum(u["completion_tokens"] for u in requests.values()))
 
@@ -59,6 +67,7 @@ def read_answers(path: Path, *, repair: bool = False) -> AnswerSet:
     first_line: dict[str, str] = {}
     for where, record in contents.records:
         record.setdefault("context_tokens", None)  # files written before the field existed
+        record.setdefault("earlier_requests", [])
         _check(record, ANSWER_SPEC, where, "")
         answer = Answer(**{f.name: record[f.name] for f in fields(Answer)})
         if result.model is None:

@@ -177,6 +177,11 @@ def test_malformed_skipped_and_chatty_replies(tmp_path, crafter_db, crafter_trac
     assert {i: a["prediction"] for i, a in answers.items()} == {r["id"]: "" if r["id"] == "q3" else r["answer"]
                                                                for r in records}
     assert answers["q3"]["error"] == NO_ANSWER and answers["q1"]["error"] is None
+    # The batch's request answered none of them, yet it was sent and its tokens spent: every answer names
+    # it, and the usage counts all five requests.
+    batch = {json.dumps(a["earlier_requests"]) for a in answers.values()}
+    assert len(batch) == 1 and len(json.loads(batch.pop())) == 1
+    assert read_answers(out).usage()[0] == 5
     with ChatCompletionServer(policy_for(records)) as server:
         assert answer(qa, [crafter_trace_dir], server.url, out) == 0
     assert server.requests == []

@@ -82,12 +82,25 @@ def test_parquet_holds_the_same_records_and_is_reproducible(tmp_path, crafter_tr
 
 # ---- the records ----
 
+def test_sets_with_and_without_a_horizon_have_one_horizon_type(tmp_path, trace_dirs):
+    """`datasets` and pyarrow infer each JSONL file's column types on their own: a whole-episode set
+    whose horizon was null could not be read beside a set with a horizon (null against int64)."""
+    import pyarrow as pa
+    whole = generate(tmp_path / "whole.jsonl", trace_dirs, *FAST)
+    generate(tmp_path / "h.jsonl", trace_dirs, *FAST, "--horizon", "30")
+    lengths = dict(open_store(*trace_dirs).execute("SELECT episode_id, n_steps FROM episodes").fetchall())
+    assert all(r["horizon"] == lengths[r["episode_id"]] for r in whole)
+    tables = [pa_json.read_json(tmp_path / name) for name in ("whole.jsonl", "h.jsonl")]
+    assert tables[0].schema.field("horizon").type == tables[1].schema.field("horizon").type == pa.int64()
+    assert pa.concat_tables([t.select(["horizon"]) for t in tables]).num_rows == len(whole) + tables[1].num_rows
+
+
 def test_every_record_has_every_field_with_its_type_and_readers_agree(tmp_path, trace_dirs):
     out = tmp_path / "qa.jsonl"
     records = generate(out, trace_dirs, *FAST)
     assert {r["env"] for r in records} == {"crafter", "jericho"}
     types = {"difficulty": (str, type(None)), "accepted_answers": list, "adversarial": bool, "bindings": dict,
-             "evidence": list, "horizon": type(None), "seed": int, "options": list}
+             "evidence": list, "horizon": int, "seed": int, "options": list}
     for record in records:
         assert list(record) == list(FIELDS)
         for name in FIELDS:
