@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 from qtc.cli import main
 
@@ -19,6 +20,13 @@ def test_demo_records_both_games_and_shows_questions(tmp_path, zork1_rom, capsys
     assert f"$ qtc play jericho --rom {zork1_rom} --agent walkthrough" in out
     assert out.count("  Q: ") >= 6 and "evidence: step" in out
     assert f"questions  {qa}" in out and (tmp_path / "demo" / "qa.summary.json").is_file()
+    # The next steps include serving a local model and asking it: the printed answer line runs as given
+    # (with --dry-run, which sends nothing).
+    commands = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert any(c.startswith("python -m llama_cpp.server ") for c in commands)
+    answer = next(c for c in commands if c.startswith("qtc answer "))
+    assert any(c.startswith("qtc score ") for c in commands)
+    assert main(shlex.split(answer)[1:] + ["--dry-run"]) == 0
     # A second run keeps the recorded episodes and writes the same questions (the same templates: the
     # choice per category depends on how many templates share it).
     first = qa.read_bytes()

