@@ -13,7 +13,8 @@ summary per category and template is printed and written as JSON beside the outp
 qa.summary.json).
 
 With --jobs N the episodes are split into shards, each loaded and queried by a worker process of its
-own (N at a time, default: this machine's cores); with --ray the shards run as tasks on a Ray cluster
+own (N at a time; by default this machine's cores once the traces fill more than one shard of 64 MB,
+and one process below that, where starting workers costs more than they give back); with --ray the shards run as tasks on a Ray cluster
 (docs/scale.md). Either way the output is the bytes of --jobs 1.
 """
 
@@ -66,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
                         help="output file, .jsonl or .parquet (default qa.jsonl)")
     parser.add_argument("--jobs", type=int, metavar="N",
-                        help="worker processes, each over a shard of the episodes (default: this machine's cores; "
-                             "1: one process, one store)")
+                        help="worker processes, each over a shard of the episodes (default: this machine's cores "
+                             "once the traces pass one shard, 64 MB; else 1: one process, one store)")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the shards as tasks on the Ray cluster at ADDRESS (or auto: the one started "
                              "on this machine, or RAY_ADDRESS); needs pip install 'qtc[ray]'")
@@ -81,14 +82,13 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from qtc.runtime.generate.run import STANDARD_LIBRARY, Options, generate
-    from qtc.runtime.generate.shards import default_jobs
     from qtc.runtime.qa.write import check_output_path, write_qa_set
 
     check_output_path(args.out)
     horizons = args.horizon or [None]
     options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
                       args.max_per_template, args.per_category, horizons[0], args.adversarial_ratio,
-                      sampling=args.sampling, jobs=default_jobs() if args.jobs is None else args.jobs,
+                      sampling=args.sampling, jobs=args.jobs,
                       ray=args.ray, total=args.total)
     if not args.force:
         _refuse_other_options(args.out, options, horizons)

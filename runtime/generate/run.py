@@ -53,7 +53,9 @@ class Options:
     horizon: int | None = None
     adversarial_ratio: float = 0.2
     sampling: str = "domain"  # the order bindings are drawn in (dsl/ir/sample.py): domain or compat
-    jobs: int = 1  # worker processes, each over a shard of the episodes (1: this process, one store)
+    # Worker processes, each over a shard of the episodes (1: this process, one store; None: this machine's
+    # cores once the traces fill more than one shard, else one process: shards.auto_jobs).
+    jobs: int | None = 1
     ray: str | None = None  # a Ray cluster's address (or "auto") to run the shards on, instead of --jobs
     total: int | None = None  # the set's size: categories, envs and the adversarial share kept at set level
 

@@ -21,8 +21,8 @@ from qtc.errors import UserError
 from qtc.runtime.trace.store import open_store, read_in_place
 
 from .records import EpisodeInfo
-from .shards import (Request, Settings, Shard, candidate_rows, default_jobs, episode_runs, plan_shards, prepare,
-                     read_episodes, run_shard)
+from .shards import (Request, Settings, Shard, auto_jobs, candidate_rows, default_jobs, episode_runs, plan_shards,
+                     prepare, read_episodes, run_shard)
 
 # Called with the template x episode runs just done.
 OnDone = Callable[[int], None]
@@ -40,8 +40,8 @@ class Runner(Protocol):
 
 def open_runner(options) -> Runner:
     """The runner for generate's `options` (run.Options): Ray tasks if `options.ray` names a cluster;
-    else worker processes if `options.jobs` > 1 and the episodes make more than one shard; else this
-    process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
+    else worker processes if `options.jobs` (or, when None, shards.auto_jobs) is more than 1 and the
+    episodes make more than one shard; else this process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
     if any(read_in_place(source) for source in options.traces):
         if options.ray:
             raise UserError("--ray reads trace files (each task loads its own); a .duckdb database or a "
@@ -52,11 +52,12 @@ def open_runner(options) -> Runner:
         from .ray_cluster import RayCluster
 
         return RayCluster(options.ray, options.traces, settings)
-    if options.jobs > 1:
+    if options.jobs != 1:
         episodes, files = read_episodes(options.traces)
-        shards = plan_shards(files, options.jobs)
+        jobs = options.jobs or auto_jobs(files)
+        shards = plan_shards(files, jobs) if jobs > 1 else []
         if len(shards) > 1:
-            return ProcessPool(episodes, shards, options.jobs, settings)
+            return ProcessPool(episodes, shards, jobs, settings)
     return InProcess(options)
 
 

@@ -141,6 +141,13 @@ def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request
         con.close()
 
 
+def auto_jobs(files: list[_TraceFile]) -> int:
+    """The workers of `qtc generate` without --jobs: this machine's cores once the traces fill more than
+    one shard, else one. Below that, starting processes and planning every statement in each costs more
+    than the cores give back (measured on 43 small episodes: 13.8 s with two workers, 10.1 s with one)."""
+    return default_jobs() if sum(f.size for f in files) > SHARD_BYTES else 1
+
+
 def default_jobs() -> int:
     """The cores this process may use."""
     count = os.process_cpu_count() if hasattr(os, "process_cpu_count") else os.cpu_count()

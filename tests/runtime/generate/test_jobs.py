@@ -6,12 +6,13 @@ fails in a shard fails the run as it fails one process (fixtures: conftest.py).
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from support.recordings import SMALL_RUN_FLAGS
 from qtc.cli import main
-from qtc.runtime.generate.shards import plan_shards, read_episodes
+from qtc.runtime.generate.shards import SHARD_BYTES, auto_jobs, default_jobs, plan_shards, read_episodes
 
 
 def test_jobs_2_and_3_write_the_bytes_of_jobs_1_whatever_the_file_order(tmp_path, small_traces,
@@ -44,3 +45,12 @@ def test_jobs_below_one_is_refused_with_a_message(jobs, crafter_trace_dir, tmp_p
     assert main(["generate", "--traces", str(crafter_trace_dir), "--out", str(tmp_path / "qa.jsonl"),
                  "--jobs", jobs]) == 2
     assert capsys.readouterr().err == f"qtc generate: error: --jobs must be at least 1, got {jobs}\n"
+
+
+def test_without_jobs_small_traces_stay_in_one_process_and_large_ones_use_every_core(small_traces):
+    """Sharding a few megabytes costs more than it gives (process starts, statement planning per shard);
+    past one shard's worth of trace text the default uses the machine's cores."""
+    _, files = read_episodes(tuple(small_traces))
+    assert auto_jobs(files) == 1
+    large = [replace(f, size=SHARD_BYTES // 4) for f in files]
+    assert sum(f.size for f in large) > SHARD_BYTES and auto_jobs(large) == default_jobs()
