@@ -121,7 +121,9 @@ JERICHO_ROOMS = Table("rooms", "jericho", (
     C("room", T.ROOM, "the game's object number of the room"),
     C("name", T.STRING, "the room object's short name as the game stores it"),
     C("display_name", T.STRING, "clean name shown in questions; disambiguated when names repeat"),
-), "rooms seen in an episode", has_step=False)
+    C("visited", T.BOOLEAN, "whether the player was ever in it; false: a room of the game the episode never "
+                            "entered, named as the game lists it (none in traces recorded before qtc 0.4)"),
+), "the rooms of an episode's game: those it entered, and the others a question can name", has_step=False)
 
 JERICHO_ITEM_EVENTS = Table("item_events", "jericho", (
     STEP,
@@ -252,15 +254,21 @@ TABLES: tuple[Table, ...] = (
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,
 )
 
-# Vocabulary kinds per environment, with the language type of their values.
+# Vocabulary kinds per environment, with the language type of their values (the vocab table holds them
+# as text: vocab_value reads one back).
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
-    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "room": T.STRING},
+    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "room": T.ROOM},
     "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
                 "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
                 # What the player can stand on, and what it can collect: the plausible false premises
                 # about terrain underfoot and collections.
                 "terrain": T.MATERIAL, "collectable": T.ITEM},
 }
+
+
+def vocab_value(env: str, kind: str, text: str):
+    """A value of the vocab table as its kind's type holds it (a room's object number is an integer)."""
+    return int(text) if VOCAB_KINDS[env][kind].storage == "BIGINT" else text
 
 
 def tables_for(env: str) -> dict[str, Table]:

@@ -37,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import duckdb
 
+    from qtc.runtime.trace.format import ADDED_HEADER_FIELDS
     from qtc.runtime.trace.parquet import check_new, write_corpus
     from qtc.runtime.trace.store import connect_database, load_traces
 
@@ -52,4 +53,8 @@ def run(args: argparse.Namespace) -> int:
           f"({report.steps / seconds:.0f} steps/s)")
     for path in report.partial_skipped:
         print(f"skipped partial recording {path}")
+    for name, paths in report.lacking.items():
+        lack = next(added[name] for added in ADDED_HEADER_FIELDS.values() if name in added)
+        print(f"{len(paths)} episode(s) recorded before the header field '{name}' existed (the first: {paths[0]}) "
+              f"lack {lack}; record them again to have it")
     return 0

@@ -32,8 +32,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import jericho
+
+from qtc.dsl.conventions import words
 
 from .agents import Choice
 from .jericho_actions import valid_actions
@@ -181,11 +184,24 @@ def walkthrough_items(rom: Path) -> tuple[dict[int, str], dict[int, str | None]]
     return items, names.known
 
 
+def _words(name: str) -> set[str]:
+    return set(words(name))
+
+
+def nameable_unvisited(unvisited: dict[int, str], titles: Iterable[str]) -> dict[int, str]:
+    """The unvisited rooms (number -> name) a question can name: those whose words no other room of the
+    game holds all of ("Forest" beside a visited "Forest Path", or a second "Forest"), since a question
+    about the Forest never entered could mean the room that was."""
+    others = [*titles, *unvisited.values()]
+    return {num: name for num, name in unvisited.items()
+            if sum(_words(name) <= _words(other) for other in others) == 1}
+
+
 def unambiguous_names(names: set[str]) -> list[str]:
     """The names, sorted, without those whose words all belong to another one ("key" beside "iron key"):
     a question about the key never held could mean the iron key that was."""
-    words = {name: set(re.findall(r"[a-z0-9]+", name.lower())) for name in names}
-    return sorted(name for name in names if not any(words[name] <= words[other] for other in names if other != name))
+    held = {name: _words(name) for name in names}
+    return sorted(name for name in names if not any(held[name] <= held[other] for other in names if other != name))
 
 
 def item_vocabulary(env, room_numbers: set[int], names: ItemNames) -> list[str]:
@@ -316,9 +332,10 @@ class JerichoSession:
     def header(self) -> dict:
         names = display_names(self._titles)
         rooms = [{"room": num, "name": name, "display_name": names[num]} for num, name in self._rooms.items()]
-        # A visited room is named by its title only (a room the reset-time scan missed is one too).
-        unvisited = {name for num, name in self._room_vocabulary.items() if name and num not in self._rooms}
-        vocab = {**self._vocab, "room": sorted(unvisited | set(self._titles.values()))}
+        unvisited = nameable_unvisited({num: name for num, name in self._room_vocabulary.items()
+                                        if name and num not in self._rooms}, self._titles.values())
+        unvisited_rooms = [{"room": num, "name": self.env.get_object(num).name, "display_name": name}
+                           for num, name in sorted(unvisited.items())]
         return {"rom": self.rom.name, "death_step": self.death_step,
                 "death_cause": None if self.death_step is None else "unknown",
-                "vocab": vocab, "rooms": rooms, "initial": self.initial}
+                "vocab": self._vocab, "rooms": rooms, "unvisited_rooms": unvisited_rooms, "initial": self.initial}

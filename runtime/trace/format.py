@@ -35,6 +35,13 @@ PARTIAL_SUFFIX = ".jsonl.partial"
 # A field spec is a type name ("int", "float", "bool", "str", "any"), ("list", spec),
 # ("dict", spec) for a mapping of string keys to spec, ("null", spec) for an optional value, or a
 # dict {field: spec} for a JSON object with exactly those fields required.
+# Header fields added to format version 1 after its first traces, with what a trace recorded before one
+# was added lacks: it reads with null there, and `qtc load` says so.
+ADDED_HEADER_FIELDS = {
+    "jericho": {"unvisited_rooms": "the rooms of the game it never entered, so no question has a room it "
+                                   "never entered as a false premise"},
+    "crafter": {},
+}
 _STORAGE_SPECS = {"BIGINT": "int", "DOUBLE": "float", "BOOLEAN": "bool", "VARCHAR": "str"}
 
 
@@ -71,10 +78,12 @@ _HEADER_COMMON = {
     "seed": "int", "agent": "str", "n_steps": "int", "ended_by": "str", "death_step": ("null", "int"),
     "death_cause": ("null", "str"), "vocab": ("dict", ("list", "str")),
 }
+_ROOM = {"room": "int", "name": "str", "display_name": "str"}
 HEADER_SPECS = {
     "jericho": {**_HEADER_COMMON,
                 "rom": "str",
-                "rooms": ("list", {"room": "int", "name": "str", "display_name": "str"}),
+                "rooms": ("list", _ROOM),
+                "unvisited_rooms": ("null", ("list", _ROOM)),
                 "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"),
                             "score": "int", "moves": "int"}},
     "crafter": {**_HEADER_COMMON,
@@ -178,6 +187,8 @@ def _check_header(header: dict, where: str) -> str:
     if env not in schema.ENVS:
         raise UserError(f"{where}: field 'env': unknown environment {env!r} (expected one of "
                         f"{', '.join(schema.ENVS)})")
+    for name in ADDED_HEADER_FIELDS[env]:
+        header.setdefault(name, None)
     _check(header, HEADER_SPECS[env], where, "")
     if header["ended_by"] not in ENDINGS:
         raise UserError(f"{where}: field 'ended_by': unknown ending {header['ended_by']!r}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -34,8 +34,8 @@ from qtc.errors import UserError
 from qtc.runtime.spatial.udf import register_primitives
 from .frames import find_frames, record_frames
 from .parquet import attach_corpus, is_corpus
-from .format import (HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure, read_text,
-                     read_text_carefully, shape_fits, trace_files)
+from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
+                     read_text, read_text_carefully, shape_fits, trace_files)
 
 DB_SUFFIX = ".duckdb"
 # A database file is written in DuckDB 1.4's storage format, which the released DuckDB CLIs open.
@@ -294,8 +294,20 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
 
 def _vocabulary(header: dict) -> dict[str, list[str]]:
     """A game's vocabulary: Crafter's is the game's own data (crafter_data), so a trace recorded before a
-    kind was added has it too; a Jericho game's is the one its header recorded."""
-    return crafter_data.vocabulary() if header["env"] == "crafter" else header["vocab"]
+    kind was added has it too; a Jericho game's is the one its header recorded, with its rooms as rooms
+    (object numbers): those of the episode and the others the game lists (`room` strings of older
+    headers, which do not join the rooms, are left out)."""
+    if header["env"] == "crafter":
+        return crafter_data.vocabulary()
+    rooms = [str(room["room"]) for room in _jericho_rooms(header)]
+    return {**{kind: values for kind, values in header["vocab"].items() if kind != "room"}, "room": rooms}
+
+
+def _jericho_rooms(header: dict) -> list[dict]:
+    """The episode's rooms, then the game's rooms it never entered (none in traces recorded before
+    qtc 0.4), each with `visited`."""
+    return ([{**room, "visited": True} for room in header["rooms"]]
+            + [{**room, "visited": False} for room in header["unvisited_rooms"] or []])
 
 
 def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
@@ -308,8 +320,8 @@ def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
         schema.VOCAB: _arrow_table(schema.VOCAB, [(h["game"], kind, value) for h in headers
                                                   for kind, values in _vocabulary(h).items() for value in values]),
         schema.JERICHO_ROOMS: _arrow_table(schema.JERICHO_ROOMS, [
-            (h["episode_id"], room["room"], room["name"], room["display_name"])
-            for h in headers if h["env"] == "jericho" for room in h["rooms"]]),
+            (h["episode_id"], room["room"], room["name"], room["display_name"], room["visited"])
+            for h in headers if h["env"] == "jericho" for room in _jericho_rooms(h)]),
     }
 
 
@@ -375,6 +387,8 @@ class LoadReport:
     episodes: int
     steps: int
     partial_skipped: list[Path]
+    # Traces recorded before a header field was added (format.ADDED_HEADER_FIELDS), by field.
+    lacking: dict[str, list[Path]] = field(default_factory=dict)
 
 
 def read_in_place(source: os.PathLike | str) -> bool:
@@ -428,7 +442,10 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
     except BaseException:
         con.rollback()
         raise
-    return LoadReport(len(traces), sum(len(trace.steps) for trace in traces), partial)
+    lacking = {name: [trace.path for trace in traces if name in trace.header and trace.header[name] is None]
+               for name in sorted({name for added in ADDED_HEADER_FIELDS.values() for name in added})}
+    return LoadReport(len(traces), sum(len(trace.steps) for trace in traces), partial,
+                      {name: paths for name, paths in lacking.items() if paths})
 
 
 def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -77,7 +77,7 @@ def make_db() -> duckdb.DuckDBPyConnection:
                     "VALUES ('j1', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, [], FALSE)",
                     [step, action, command(action), reason, f"obs {step - 1}", f"obs {step}", score, step, before,
                      after, moved, direction, command_direction(action), inv_before, inv_after])
-    con.executemany("INSERT INTO jericho_rooms VALUES ('j1', ?, ?, ?)", JERICHO_ROOMS)
+    con.executemany("INSERT INTO jericho_rooms VALUES ('j1', ?, ?, ?, TRUE)", JERICHO_ROOMS)
     con.executemany("INSERT INTO jericho_item_events VALUES ('j1', ?, ?, ?, ?)", JERICHO_ITEM_EVENTS)
     con.executemany("INSERT INTO jericho_room_events VALUES ('j1', ?, ?, ?)", JERICHO_ROOM_EVENTS)
     for step, action in enumerate(CRAFTER_ACTIONS, start=1):

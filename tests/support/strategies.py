@@ -141,9 +141,10 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
         "episode_id": episode_id(JERICHO_GAME, "random", seed), "env": "jericho", "game": JERICHO_GAME,
         "seed": seed, "agent": "random", "n_steps": len(steps), "ended_by": "step_limit",
         "death_step": None, "death_cause": None, "rom": f"{JERICHO_GAME}.z5",
-        "vocab": {"item": list(ITEMS), "direction": list(DIRECTIONS),
-                  "room": sorted(display for _, display in ROOMS.values())},
+        "vocab": {"item": list(ITEMS), "direction": list(DIRECTIONS)},
         "rooms": [{"room": r, "name": ROOMS[r][0], "display_name": ROOMS[r][1]} for r in visited],
+        "unvisited_rooms": [{"room": r, "name": ROOMS[r][0], "display_name": ROOMS[r][1]}
+                            for r in sorted(set(ROOMS) - set(visited))],
         "initial": initial,
     }
     start = f"start in {initial['room']} inv={','.join(initial['inventory']) or '-'}"
@@ -367,6 +368,9 @@ def truncated(episode: TraceEpisode, horizon: int) -> TraceEpisode:
     if "rooms" in header:  # Jericho lists the rooms seen, in order of first visit
         seen = {episode.header["initial"]["room"]} | {s["room_after"] for s in episode.steps[:horizon]}
         header["rooms"] = [r for r in header["rooms"] if r["room"] in seen]
+        header["unvisited_rooms"] = sorted(header["unvisited_rooms"] + [r for r in episode.header["rooms"]
+                                                                      if r["room"] not in seen],
+                                           key=lambda r: r["room"])
     return TraceEpisode(header, episode.steps[:horizon], episode.summary)
 
 

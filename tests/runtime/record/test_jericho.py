@@ -13,8 +13,8 @@ import pytest
 from qtc.runtime.record.agents import WalkthroughAgent
 from qtc.runtime.record.jericho_actions import jericho_util, use_offline_spacy
 from qtc.dsl.conventions import command_direction
-from qtc.runtime.record.jericho import (ItemNames, JerichoSession, current_room,
-                                          display_names, room_title, walkthrough_items)
+from qtc.runtime.record.jericho import (ItemNames, JerichoSession, current_room, display_names,
+                                          nameable_unvisited, room_title, walkthrough_items)
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode
 
@@ -90,9 +90,31 @@ def test_whole_walkthrough_without_the_finder(tmp_path, zork1_rom):
     assert forests == ["Forest (1)", "Forest (2)"]
     by_name = {room["name"]: room["display_name"] for room in rooms}
     assert by_name["Living "] == "Living Room" and by_name[""] == "Cyclops Room"
-    # The vocabulary names a room by its title where the episode saw it, never by a clipped name.
-    assert "Living Room" in episode.header["vocab"]["room"] and "Living" not in episode.header["vocab"]["room"]
-    assert "brass lantern" in episode.header["vocab"]["item"]
+    # The rooms never entered are named as the game lists them, and only where no other room shares
+    # their words: the walkthrough leaves none of those but a few mazes' and dead ends' rooms.
+    visited = {room["room"] for room in rooms}
+    unvisited = episode.header["unvisited_rooms"]
+    assert not visited & {room["room"] for room in unvisited}
+    assert all("Forest" not in room["display_name"] for room in unvisited)
+    assert "brass lantern" in episode.header["vocab"]["item"] and "room" not in episode.header["vocab"]
+
+
+def test_rooms_never_entered_are_rooms_named_as_the_game_lists_them(tmp_path, zork1_rom):
+    session = JerichoSession(zork1_rom, None, "walkthrough", record_valid_actions=False)
+    path = record_episode(session, WalkthroughAgent(session.env.get_walkthrough()), tmp_path, 30)
+    header = read_episode(path).header
+    unvisited = {room["name"]: room for room in header["unvisited_rooms"]}
+    # The short name "Loud " is listed as "Loud Room"; "AragaFalls" as "Aragain Falls".
+    assert unvisited["Loud "]["display_name"] == "Loud Room"
+    assert unvisited["AragaFalls"]["display_name"] == "Aragain Falls"
+    assert all(session.env.get_object(room["room"]).name == name for name, room in unvisited.items())
+    titles = [room["display_name"] for room in header["rooms"]]
+    assert not {room["display_name"] for room in unvisited.values()} & set(titles)
+
+
+def test_nameable_unvisited_rooms_share_no_words_with_another_room():
+    unvisited = {1: "Forest", 2: "Dam", 3: "Dam Lobby", 4: "Gallery", 5: "Gallery"}
+    assert nameable_unvisited(unvisited, ["Forest Path", "Kitchen"]) == {3: "Dam Lobby"}
 
 
 @pytest.mark.parametrize("command, direction", [

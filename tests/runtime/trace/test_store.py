@@ -370,3 +370,28 @@ def test_a_corrupted_trace_loads_as_the_careful_reader_loads_it(data, env):
             patch.setattr(store, "read_text", lambda path: None)
             careful = _outcome(path)
         assert fast == careful
+
+
+def test_the_room_vocabulary_holds_rooms_and_older_traces_load_without_unvisited_ones(tmp_path, jericho_trace_dir,
+                                                                                      capsys):
+    """vocab.room is every room a question can name, as object numbers that join the rooms table (which
+    shows each by its display name); a trace recorded before unvisited_rooms existed loads with its
+    visited rooms only, and qtc load says what it lacks."""
+    con = open_store(jericho_trace_dir)
+    unjoined = con.execute("SELECT count(*) FROM vocab v JOIN episodes e ON e.game = v.game WHERE v.kind = 'room' "
+                           "AND NOT EXISTS (SELECT 1 FROM jericho_rooms r WHERE r.episode_id = e.episode_id "
+                           "AND CAST(v.value AS BIGINT) = r.room)").fetchone()[0]
+    assert unjoined == 0
+    assert con.execute("SELECT count(*) FILTER (visited), count(*) FILTER (NOT visited), "
+                       "count(DISTINCT display_name) = count(*) FROM jericho_rooms").fetchone()[2]
+    [trace] = sorted(jericho_trace_dir.glob("*.jsonl"))
+    lines = trace.read_text().split("\n")
+    header = json.loads(lines[0])
+    del header["unvisited_rooms"]
+    header["vocab"]["room"] = ["West of House", "Loud"]  # older headers' room names, which joined nothing
+    (tmp_path / trace.name).write_text("\n".join([json.dumps(header), *lines[1:]]))
+    assert main(["load", str(tmp_path / trace.name), "--db", str(tmp_path / "old.duckdb")]) == 0
+    assert "recorded before the header field 'unvisited_rooms' existed" in capsys.readouterr().out
+    old = duckdb.connect(str(tmp_path / "old.duckdb"))
+    assert old.execute("SELECT bool_and(visited), count(*) FROM jericho_rooms").fetchone() == (True, len(header["rooms"]))
+    assert old.execute("SELECT count(*) FROM vocab WHERE kind = 'room'").fetchone()[0] == len(header["rooms"])
