@@ -24,6 +24,18 @@ RECIPE_USES: tuple[tuple[str, str, int], ...] = tuple(
     (item, ingredient, amount) for item, info in constants.make.items() for ingredient, amount in info["uses"].items())
 RECIPE_STATIONS: tuple[tuple[str, str], ...] = tuple(
     (item, station) for item, info in constants.make.items() for station in info["nearby"])
+# Crafter's collect rules as rows: what doing at a material gives, with what chance, and the material it
+# leaves (Player._do_material); the tools it needs in the inventory.
+COLLECT_RULES: tuple[tuple[str, str, int, float, str], ...] = tuple(
+    (material, item, amount, float(info.get("probability", 1)), info["leaves"])
+    for material, info in constants.collect.items() for item, amount in info["receive"].items())
+COLLECT_TOOLS: tuple[tuple[str, str, int], ...] = tuple(
+    (material, tool, amount) for material, info in constants.collect.items() for tool, amount in info["require"].items())
+# Its place rules (Player._place): what placing an item uses up, and the materials it may be placed on.
+PLACE_USES: tuple[tuple[str, str, int], ...] = tuple(
+    (item, ingredient, amount) for item, info in constants.place.items() for ingredient, amount in info["uses"].items())
+PLACE_TARGETS: tuple[tuple[str, str], ...] = tuple(
+    (item, material) for item, info in constants.place.items() for material in info["where"])
 # The material a collected item comes from (collect_wood <- tree, collect_drink <- water, ...).
 COLLECTED_FROM: dict[str, str] = {
     item: material for material, info in constants.collect.items() for item in info["receive"]}

@@ -230,6 +230,51 @@ CRAFTER_RECIPE_STATIONS = Table("recipe_stations", "crafter", (
 ), "the stations Crafter's recipes need nearby, from its own data: the same rows for every episode",
     has_step=False)
 
+CRAFTER_COLLECT_RULES = Table("collect_rules", "crafter", (
+    C("material", T.MATERIAL, "what the player faces when it does (tree, stone, water, ...)"),
+    C("item", T.ITEM, "what doing there gives"),
+    C("amount", T.INTEGER, "how many"),
+    C("probability", T.FLOAT, "the chance it gives them (grass gives a sapling one time in ten), else 1"),
+    C("leaves", T.MATERIAL, "the material left in the cell (stone leaves path)"),
+), "Crafter's collect rules, from its own data (crafter/data.yaml, collect): the same rows for every episode",
+    has_step=False)
+
+CRAFTER_COLLECT_TOOLS = Table("collect_tools", "crafter", (
+    C("material", T.MATERIAL, "a material whose collecting needs a tool"),
+    C("tool", T.ITEM, "an inventory item it needs (kept, not used up)"),
+    C("amount", T.INTEGER, "how many of it"),
+), "the tools Crafter's collect rules need, from its own data: the same rows for every episode", has_step=False)
+
+CRAFTER_PLACE_USES = Table("place_uses", "crafter", (
+    C("item", T.ITEM, "what placing puts down (stone, table, furnace, plant)"),
+    C("ingredient", T.ITEM, "an inventory item placing it uses up"),
+    C("amount", T.INTEGER, "how many of the ingredient"),
+), "Crafter's place rules, from its own data (crafter/data.yaml, place): the same rows for every episode",
+    has_step=False)
+
+CRAFTER_PLACE_TARGETS = Table("place_targets", "crafter", (
+    C("item", T.ITEM, "what placing puts down"),
+    C("material", T.MATERIAL, "a material it may be put on (the cell the player faces)"),
+), "where Crafter's place rules may put each thing, from its own data: the same rows for every episode",
+    has_step=False)
+
+CRAFTER_COLLECTABLE = Table("collectable", "crafter", (
+    STEP,
+    C("material", T.MATERIAL, "the material of the cell the player faced after the step, with nothing on it"),
+    C("item", T.ITEM, "what doing there gives (collect_rules)"),
+    C("tools", T.BOOLEAN, "whether the inventory after the step held every tool it needs"),
+), "for each step after which the player faced a material it could collect from, whether a do action right "
+   "after the step would collect (tools true; CONVENTIONS.md, Crafting)", has_step_zero=True)
+
+CRAFTER_PLACEABLE = Table("placeable", "crafter", (
+    STEP,
+    C("item", T.ITEM, "a place rule's item"),
+    C("ingredients", T.BOOLEAN, "whether the inventory after the step held everything placing it uses"),
+    C("target", T.BOOLEAN, "whether the cell the player faced after the step is a material it may be put on, "
+                           "with no creature or object on it"),
+), "for each step and place rule, whether a place action right after the step would succeed (both true)",
+    has_step_zero=True)
+
 CRAFTER_CRAFTABLE = Table("craftable", "crafter", (
     STEP,
     C("item", T.ITEM, "a recipe's item"),
@@ -252,6 +297,8 @@ TABLES: tuple[Table, ...] = (
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,
+    CRAFTER_COLLECT_RULES, CRAFTER_COLLECT_TOOLS, CRAFTER_PLACE_USES, CRAFTER_PLACE_TARGETS,
+    CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE,
 )
 
 # Vocabulary kinds per environment, with the language type of their values (the vocab table holds them

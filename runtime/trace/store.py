@@ -32,6 +32,7 @@ from qtc.dsl import types as T
 from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
+from .crafter_rules import RULES, register_rules, rule_rows_sql, rule_tables
 from .frames import find_frames, record_frames
 from .parquet import attach_corpus, is_corpus
 from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
@@ -214,39 +215,8 @@ TABLE_SQL = {
         "WHERE change != 0",
         "step, k"),
     schema.CRAFTER_DAMAGE: _events_sql("step, d.amount, d.cause, d.attack", _step_list("damage", "d"), "step, i"),
-    schema.CRAFTER_RECIPE_USES: _events_sql("item, ingredient, amount",
-                                            "SELECT c.file, r.* FROM crafter_initial c CROSS JOIN recipe_uses r", "k"),
-    schema.CRAFTER_RECIPE_STATIONS: _events_sql(
-        "item, station", "SELECT c.file, r.* FROM crafter_initial c CROSS JOIN recipe_stations r", "k"),
+    **{table: _events_sql(", ".join(columns), rule_rows_sql(table), "k") for table, (columns, _) in RULES.items()},
 }
-
-# Whether a make action right after each step would succeed, by Crafter's own rule (Player._make): the
-# inventory holds what the recipe uses, and every station it needs is among the materials of the 3 x 3
-# cells around the player. Crafter reads those cells as the slice [x - 1, x + 2) of its map, which is
-# empty at column or row 0: there nothing is nearby. Read from the derived steps, inventory and view.
-CRAFTABLE_SQL = """
-WITH positions AS (
-  SELECT episode_id, step, x_after AS x, y_after AS y FROM q_steps UNION ALL
-  SELECT episode_id, 0, x_before, y_before FROM q_steps WHERE step = 1),
-ingredients AS (
-  SELECT p.episode_id, p.step, u.item, bool_and(coalesce(i.count, 0) >= u.amount) AS ok
-  FROM positions p CROSS JOIN recipe_uses u LEFT JOIN q_inventory i
-    ON i.episode_id = p.episode_id AND i.step = p.step AND i.item = u.ingredient
-  GROUP BY ALL),
-nearby AS (
-  SELECT p.episode_id, p.step, list(DISTINCT v.material) AS materials
-  FROM positions p JOIN q_view v ON v.episode_id = p.episode_id AND v.step = p.step
-    AND abs(v.x - p.x) <= 1 AND abs(v.y - p.y) <= 1
-  WHERE p.x > 0 AND p.y > 0 GROUP BY ALL),
-stations AS (
-  SELECT p.episode_id, p.step, s.item, bool_and(coalesce(list_contains(n.materials, s.station), false)) AS ok
-  FROM positions p CROSS JOIN recipe_stations s LEFT JOIN nearby n ON n.episode_id = p.episode_id AND n.step = p.step
-  GROUP BY ALL)
-SELECT i.episode_id, i.step, i.item, i.ok, coalesce(s.ok, true)
-FROM ingredients i LEFT JOIN stations s ON s.episode_id = i.episode_id AND s.step = i.step AND s.item = i.item
-JOIN (SELECT item, min(k) AS k FROM recipe_uses GROUP BY item) o ON o.item = i.item
-ORDER BY i.episode_id, i.step, o.k
-"""
 
 
 def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> None:
@@ -284,10 +254,7 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
         raise UserError(f"{traces[number].path}:1: field 'map_init.rows[{y}][{x}]': no material has index {index}")
     reader.register("inventory_keys", pa.table({"item": list(crafter_data.INVENTORY_KEYS),
                                                 "k": range(len(crafter_data.INVENTORY_KEYS))}))
-    reader.register("recipe_uses", pa.table(dict(zip(("item", "ingredient", "amount"), zip(*crafter_data.RECIPE_USES)))
-                                            | {"k": range(len(crafter_data.RECIPE_USES))}))
-    reader.register("recipe_stations", pa.table(dict(zip(("item", "station"), zip(*crafter_data.RECIPE_STATIONS)))
-                                                | {"k": range(len(crafter_data.RECIPE_STATIONS))}))
+    register_rules(reader)
     reader.register("collected_from", pa.table({"item": list(crafter_data.COLLECTED_FROM),
                                                 "material": list(crafter_data.COLLECTED_FROM.values())}))
 
@@ -337,12 +304,7 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
         tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
     if "crafter" in envs:
-        for name, table in (("q_steps", schema.CRAFTER_STEPS), ("q_inventory", schema.CRAFTER_INVENTORY),
-                            ("q_view", schema.CRAFTER_VIEW)):
-            reader.register(name, tables[table].rename_columns(["episode_id", *(c.name for c in table.columns)]))
-        tables[schema.CRAFTER_CRAFTABLE] = reader.sql(CRAFTABLE_SQL).to_arrow_table()
-        for name in ("q_steps", "q_inventory", "q_view"):
-            reader.unregister(name)
+        tables.update(rule_tables(reader, tables))
     return tables
 
 
