@@ -86,8 +86,11 @@ def _premise_problems(compiled, evaluator, episode, params, where) -> list[str]:
         param = next(p for p in template.params if p.name == adversarial.param)
         earlier = {p.name: params[p.name] for p in template.params[:template.params.index(param)]}
         value = params[param.name]
-        if value in evaluator.domain(param.domain, Scope(episode, earlier, {})):
-            continue  # another adversarial clause drew this candidate
+        # A clause without a premise draws values outside the parameter's own domain; a value inside it was
+        # drawn by another clause. A stated premise is about the binding (a material seen, yet out of
+        # reach): its values may lie in the domain, and the premise is what must fail.
+        if adversarial.premise is None and value in evaluator.domain(param.domain, Scope(episode, earlier, {})):
+            continue
         if adversarial.premise is not None:
             # A premise stated as a condition is about this binding: where it holds, generate drops the
             # candidate; where it does not, this very question must not be answerable.
