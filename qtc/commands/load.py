@@ -52,4 +52,7 @@ def run(args: argparse.Namespace) -> int:
           f"({report.steps / seconds:.0f} steps/s)")
     for path in report.partial_skipped:
         print(f"skipped partial recording {path}")
+    for path in report.without_objects:
+        print(f"note: {path} was recorded before object trees: its jericho_objects, jericho_object_locations "
+              "and jericho_sightings are empty (record it again to have them)")
     return 0

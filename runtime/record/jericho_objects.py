@@ -47,6 +47,17 @@ class ObjectTree:
     def exists(self, num: int) -> bool:
         return self._entry(num) is not None
 
+    def count(self) -> int:
+        """How many objects the table holds: it ends where the first object's properties begin."""
+        size, _, _, defaults = self._layout
+        start = (int(self.ram[_OBJECT_TABLE]) << 8 | int(self.ram[_OBJECT_TABLE + 1])) + defaults * 2
+        properties = int(self.ram[start + size - 2]) << 8 | int(self.ram[start + size - 1])
+        return max(0, (properties - start) // size)
+
+    def parents(self) -> dict[int, int]:
+        """Every object's parent (0 for none), by object number."""
+        return {num: self.parent(num) for num in range(1, self.count() + 1)}
+
     def _link(self, num: int, which: int) -> int:
         address = self._entry(num)
         if address is None:

@@ -34,7 +34,8 @@ PARTIAL_SUFFIX = ".jsonl.partial"
 
 # A field spec is a type name ("int", "float", "bool", "str", "any"), ("list", spec),
 # ("dict", spec) for a mapping of string keys to spec, ("null", spec) for an optional value, or a
-# dict {field: spec} for a JSON object with exactly those fields required.
+# dict {field: spec} for a JSON object with exactly those fields required, but those whose spec is
+# ("absent", spec): a field that traces recorded before it was added lack (headers only).
 _STORAGE_SPECS = {"BIGINT": "int", "DOUBLE": "float", "BOOLEAN": "bool", "VARCHAR": "str"}
 
 
@@ -76,7 +77,11 @@ HEADER_SPECS = {
                 "rom": "str",
                 "rooms": ("list", {"room": "int", "name": "str", "display_name": "str"}),
                 "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"),
-                            "score": "int", "moves": "int"}},
+                            "score": "int", "moves": "int"},
+                # The object tree before step 1 and each step's changes to it (docs/trace-format.md).
+                "objects": ("absent", {"player": "int",
+                                       "tree": ("list", {"object": "int", "parent": "int", "name": ("null", "str")}),
+                                       "moves": ("list", {"step": "int", "object": "int", "parent": "int"})})},
     "crafter": {**_HEADER_COMMON,
                 "ordered_objects": "bool",
                 "map_init": {"materials": ("list", ("null", "str")), "rows": ("list", ("list", "int"))},
@@ -103,9 +108,12 @@ def _check(value, spec, where: str, field: str) -> None:
             raise _type_error(where, field, "object", value)
         for name, sub in spec.items():
             path = f"{field}.{name}" if field else name
+            absent = isinstance(sub, tuple) and sub[0] == "absent"
             if name not in value:
+                if absent:
+                    continue
                 raise UserError(f"{where}: missing field '{path}'")
-            _check(value[name], sub, where, path)
+            _check(value[name], sub[1] if absent else sub, where, path)
     elif isinstance(spec, tuple):
         kind, sub = spec
         if kind == "null":

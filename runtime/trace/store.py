@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -33,6 +33,7 @@ from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
 from .frames import find_frames, record_frames
+from .objects import LOCATIONS_SQL, OBJECTS_SQL, recorded_without_objects, register_objects, sightings
 from .parquet import attach_corpus, is_corpus
 from .format import (HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure, read_text,
                      read_text_carefully, shape_fits, trace_files)
@@ -324,6 +325,12 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     if schema.JERICHO_STEPS in tables:
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
         tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
+        register_objects(reader, traces)
+        tables[schema.JERICHO_OBJECTS] = reader.sql(OBJECTS_SQL).to_arrow_table()
+        tables[schema.JERICHO_OBJECT_LOCATIONS] = reader.sql(LOCATIONS_SQL).to_arrow_table()
+        things = {trace.header["game"]: _vocabulary(trace.header).get("item", []) for trace in traces}
+        tables[schema.JERICHO_SIGHTINGS] = _arrow_table(schema.JERICHO_SIGHTINGS, sightings(
+            tables[schema.JERICHO_STEPS], traces, things))
     if "crafter" in envs:
         for name, table in (("q_steps", schema.CRAFTER_STEPS), ("q_inventory", schema.CRAFTER_INVENTORY),
                             ("q_view", schema.CRAFTER_VIEW)):
@@ -375,6 +382,8 @@ class LoadReport:
     episodes: int
     steps: int
     partial_skipped: list[Path]
+    # Jericho traces recorded before object trees: their objects, locations and sightings are empty.
+    without_objects: list[Path] = field(default_factory=list)
 
 
 def read_in_place(source: os.PathLike | str) -> bool:
@@ -428,7 +437,8 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
     except BaseException:
         con.rollback()
         raise
-    return LoadReport(len(traces), sum(len(trace.steps) for trace in traces), partial)
+    return LoadReport(len(traces), sum(len(trace.steps) for trace in traces), partial,
+                      [trace.path for trace in recorded_without_objects(traces)])
 
 
 def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,54 @@
+"""What the player saw of Jericho's object tree (CONVENTIONS.md, Sightings): one rule, used by the
+recorder (which objects to ask the game's names of), the store (the `sightings` table) and the tests.
+
+An object is **sighted** after step t when, in the tree after step t, it is inside the player's room
+at any depth and not the player nor carried by it, its name is a thing of the game (`things`: the item
+vocabulary), and the text the game printed at step t names it: the words of its name (`words`,
+CONVENTIONS.md, Keywords) stand in the text one after another ("There is a brass lantern here" names
+the brass lantern, "the lamp" does not).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from .conventions import words
+
+
+def names_object(text: str | None, name: str) -> bool:
+    """Whether a text names an object: its name's words, in order, one right after another.
+
+    >>> names_object("There is a small mailbox here.", "small mailbox"), names_object("A mailbox.", "small mailbox")
+    (True, False)
+    >>> names_object("Opening the bag reveals a clove of garlic.", "clove of garlic")
+    True
+    """
+    wanted, found = words(name), words(text)
+    return bool(wanted) and any(found[i:i + len(wanted)] == wanted for i in range(len(found) - len(wanted) + 1))
+
+
+def in_room(parents: Mapping[int, int], num: int, room: int, player: int) -> bool:
+    """Whether an object lies inside `room` at any depth, neither the player nor inside it (carried)."""
+    seen = set()
+    while num and num not in seen:
+        if num == player:
+            return False
+        seen.add(num)
+        num = parents.get(num, 0)
+        if num == room:
+            return True
+    return False
+
+
+def room_objects(parents: Mapping[int, int], room: int, player: int) -> list[int]:
+    """The objects inside `room` at any depth, the player and what it carries left out, in number order."""
+    return sorted(num for num in parents if in_room(parents, num, room, player))
+
+
+def sighted(parents: Mapping[int, int], player: int, room: int, text: str | None,
+            names: Mapping[int, str | None], things: Iterable[str]) -> list[int]:
+    """The objects sighted with the tree `parents` (object -> parent), the player in `room`, after the
+    game printed `text`: in the room, not carried, a thing by name, named by the text."""
+    things = set(things)
+    return [num for num in room_objects(parents, room, player)
+            if names.get(num) in things and names_object(text, names[num])]
