@@ -189,7 +189,31 @@ def _check_header(header: dict, where: str) -> str:
     _check(header, HEADER_SPECS[env], where, "")
     if header["ended_by"] not in ENDINGS:
         raise UserError(f"{where}: field 'ended_by': unknown ending {header['ended_by']!r}")
+    if env == "jericho" and "objects" in header:
+        _check_objects(header["objects"], header["n_steps"], where)
     return env
+
+
+def _check_objects(objects: dict, n_steps: int, where: str) -> None:
+    """The object tree names each object once, and each move a step of the episode and a known object
+    (once per step), so the store can rebuild the tree at every step."""
+    known: set[int] = set()
+    for i, entry in enumerate(objects["tree"]):
+        if entry["object"] in known:
+            raise UserError(f"{where}: field 'objects.tree[{i}].object': object {entry['object']} listed twice")
+        known.add(entry["object"])
+    if objects["player"] not in known:
+        raise UserError(f"{where}: field 'objects.player': object {objects['player']} is not in the tree")
+    moved: set[tuple[int, int]] = set()
+    for i, move in enumerate(objects["moves"]):
+        field = f"objects.moves[{i}]"
+        if not 1 <= move["step"] <= n_steps:
+            raise UserError(f"{where}: field '{field}.step': {move['step']} is not a step of the episode (1..{n_steps})")
+        if move["object"] not in known:
+            raise UserError(f"{where}: field '{field}.object': object {move['object']} is not in the tree")
+        if (move["step"], move["object"]) in moved:
+            raise UserError(f"{where}: field '{field}': object {move['object']} moved twice at step {move['step']}")
+        moved.add((move["step"], move["object"]))
 
 
 def _check_collections(step: dict, where: str) -> None:
