@@ -153,7 +153,8 @@ JERICHO_OBJECT_LOCATIONS = Table("object_locations", "jericho", (
     STEP,
     C("object", T.INTEGER, "the game's object number"),
     C("parent", T.INTEGER, "the object it is in (a room, a container, the player; 0: none, out of play)"),
-    C("last_step", T.STEP, "the last step after which it is still there (the episode's last step if it stays)"),
+    C("last_step", T.STEP, "the last step after which it is still there (the episode's last step if it stays); "
+                           "it may lie beyond a horizon, so questions read sightings, never this table"),
 ), "where each object is in the tree: after steps `step` to `last_step` its parent is `parent`; step 0 is the "
    "tree before the first action; derived at load from the header's tree and moves", has_step_zero=True)
 

@@ -3,12 +3,15 @@ traces recorded before object trees (empty tables, and `qtc load` says so), and 
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 from support.strategies import ITEM_OBJECTS, PLAYER, jericho_episode, write_episodes
 
 from qtc.cli import main
 from qtc.errors import UserError
+from qtc.runtime.trace.parquet import MARKER, write_corpus
 from qtc.runtime.trace.store import load_traces, open_store
 
 # West of House (10) holds the brass key and the sword; the player starts there, looks, takes it, goes north to the
@@ -75,3 +78,17 @@ def test_a_malformed_tree_is_refused_with_its_field(tmp_path, edit, message):
     with pytest.raises(UserError, match=f"^{path}:1: {message}".replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
         open_store(tmp_path).close()
+
+
+def test_a_parquet_corpus_written_before_object_trees_reads_them_empty(tmp_path):
+    write_episodes([_episode()], tmp_path / "traces")
+    with open_store(tmp_path / "traces") as con:
+        write_corpus(con, tmp_path / "corpus")
+    marker = tmp_path / "corpus" / MARKER
+    written = json.loads(marker.read_text())
+    for name in ("jericho_objects", "jericho_object_locations", "jericho_sightings"):
+        del written["tables"][name]
+    marker.write_text(json.dumps(written))
+    with open_store(tmp_path / "corpus") as con:
+        assert con.execute("SELECT count(*) FROM jericho_sightings").fetchone() == (0,)
+        assert con.execute("SELECT count(*) FROM jericho_steps").fetchone() == (6,)
