@@ -167,6 +167,15 @@ JERICHO_SIGHTINGS = Table("sightings", "jericho", (
 ), "things the player saw after each step: in its room, not carried, named by the text the step printed "
    "(CONVENTIONS.md, Sightings; dsl/sightings.py); step 0 is the opening text; derived at load", has_step_zero=True)
 
+JERICHO_THINGS_PRESENT = Table("things_present", "jericho", (
+    STEP,
+    C("object", T.INTEGER, "the game's object number"),
+    C("item", T.ITEM, "its listed name"),
+    C("room", T.ROOM, "the player's room after the step"),
+), "things of the game in the player's room after each step (at any depth, not carried), whether or not the "
+   "text named them: a thing never present was never seen, so false premises about sightings exclude the "
+   "others (CONVENTIONS.md, Sightings); derived at load", has_step_zero=True)
+
 CRAFTER_STEPS = Table("steps", "crafter", (
     STEP,
     C("action", T.ACTION, "Crafter action name (move_left, do, ...)"),
@@ -271,7 +280,7 @@ CRAFTER_DAMAGE = Table("damage", "crafter", (
 TABLES: tuple[Table, ...] = (
     EPISODES, VOCAB,
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
-    JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS,
+    JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT,
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,

@@ -1,11 +1,15 @@
 """What the player saw of Jericho's object tree (CONVENTIONS.md, Sightings): one rule, used by the
-recorder (which objects to ask the game's names of), the store (the `sightings` table) and the tests.
+recorder (which objects to ask the game's names of), the store (`sightings`, `things_present`) and the
+tests.
 
 An object is **sighted** after step t when, in the tree after step t, it is inside the player's room
 at any depth and not the player nor carried by it, its name is a thing of the game (`things`: the item
 vocabulary), and the text the game printed at step t names it: the words of its name (`words`,
 CONVENTIONS.md, Keywords) stand in the text one after another ("There is a brass lantern here" names
 the brass lantern, "the lamp" does not).
+
+A thing **present** after step t is one in the room so, named by the text or not: one never present
+was never seen under any name, which is what a false premise "you saw X" needs.
 """
 
 from __future__ import annotations
@@ -45,10 +49,14 @@ def room_objects(parents: Mapping[int, int], room: int, player: int) -> list[int
     return sorted(num for num in parents if in_room(parents, num, room, player))
 
 
-def sighted(parents: Mapping[int, int], player: int, room: int, text: str | None,
-            names: Mapping[int, str | None], things: Iterable[str]) -> list[int]:
-    """The objects sighted with the tree `parents` (object -> parent), the player in `room`, after the
-    game printed `text`: in the room, not carried, a thing by name, named by the text."""
+def present(parents: Mapping[int, int], player: int, room: int, names: Mapping[int, str | None],
+            things: Iterable[str]) -> list[int]:
+    """The things in the player's room with the tree `parents` (object -> parent), seen or not: inside
+    `room` at any depth, not carried, a thing by name. A thing never present was surely never seen."""
     things = set(things)
-    return [num for num in room_objects(parents, room, player)
-            if names.get(num) in things and names_object(text, names[num])]
+    return [num for num in room_objects(parents, room, player) if names.get(num) in things]
+
+
+def sighted(present_things: Iterable[int], text: str | None, names: Mapping[int, str | None]) -> list[int]:
+    """The objects sighted after the game printed `text`: the things present (`present`) that it names."""
+    return [num for num in present_things if names_object(text, names[num])]

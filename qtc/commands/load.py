@@ -53,6 +53,6 @@ def run(args: argparse.Namespace) -> int:
     for path in report.partial_skipped:
         print(f"skipped partial recording {path}")
     for path in report.without_objects:
-        print(f"note: {path} was recorded before object trees: its jericho_objects, jericho_object_locations "
-              "and jericho_sightings are empty (record it again to have them)")
+        print(f"note: {path} was recorded before object trees: its jericho_objects, jericho_object_locations, "
+              "jericho_sightings and jericho_things_present are empty (record it again to have them)")
     return 0

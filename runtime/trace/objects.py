@@ -3,9 +3,9 @@ saw of them (docs/trace-format.md, Jericho; CONVENTIONS.md, Sightings).
 
 A trace holds the tree before step 1 and each step's changes to it (its header's `objects`); the store
 keeps them as intervals (`object_locations`: after steps `step`..`last_step` the object's parent is
-`parent`), built in SQL, and replays them once per episode to derive the sightings by the one rule of
-dsl/sightings.py. A trace recorded before object trees has none: its episode has no rows in these
-tables, and `recorded_without_objects` names it for `qtc load` to say so.
+`parent`), built in SQL, and replays them once per episode to derive the sightings and the things
+present by the one rule of dsl/sightings.py. A trace recorded before object trees has none: its episode
+has no rows in these tables, and `recorded_without_objects` names it for `qtc load` to say so.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections import defaultdict
 import duckdb
 import pyarrow as pa
 
-from qtc.dsl.sightings import sighted
+from qtc.dsl.sightings import present, sighted
 
 from .format import TraceText
 
@@ -60,14 +60,15 @@ ORDER BY file, step, object
 """
 
 
-def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[str]]) -> list[tuple]:
-    """The rows of `sightings` (episode, step, object, item, room, moved) for every episode with an object
-    tree: its tree replayed step by step, each state read by dsl/sightings.sighted with the text that
-    step printed (step 0: the opening text) and the things of its game (`things`, by game)."""
+def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[str]]) -> tuple[list[tuple], list[tuple]]:
+    """The rows of `sightings` (episode, step, object, item, room, moved) and of `things_present`
+    (episode, step, object, item, room) for every episode with an object tree: its tree replayed step by
+    step, each state read by dsl/sightings with the text that step printed (step 0: the opening text)
+    and the things of its game (`things`, by game)."""
     by_episode: dict[str, list[dict]] = defaultdict(list)
     for row in steps.select(["episode_id", "step", "obs_after", "room_after"]).to_pylist():
         by_episode[row["episode_id"]].append(row)
-    rows = []
+    rows, present_rows = [], []
     for trace in traces:
         header = trace.header
         objects = header.get("objects") if header["env"] == "jericho" else None
@@ -84,8 +85,10 @@ def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[s
         last_room: dict[int, int] = {}
         for step, text, room in states:
             parents.update({move["object"]: move["parent"] for move in moves[step]})
-            for num in sighted(parents, objects["player"], room, text, names, things.get(header["game"], [])):
+            here = present(parents, objects["player"], room, names, things.get(header["game"], []))
+            present_rows += [(header["episode_id"], step, num, names[num], room) for num in here]
+            for num in sighted(here, text, names):
                 rows.append((header["episode_id"], step, num, names[num], room,
                              num in last_room and last_room[num] != room))
                 last_room[num] = room
-    return rows
+    return rows, present_rows

@@ -329,8 +329,9 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
         tables[schema.JERICHO_OBJECTS] = reader.sql(OBJECTS_SQL).to_arrow_table()
         tables[schema.JERICHO_OBJECT_LOCATIONS] = reader.sql(LOCATIONS_SQL).to_arrow_table()
         things = {trace.header["game"]: _vocabulary(trace.header).get("item", []) for trace in traces}
-        tables[schema.JERICHO_SIGHTINGS] = _arrow_table(schema.JERICHO_SIGHTINGS, sightings(
-            tables[schema.JERICHO_STEPS], traces, things))
+        seen, present = sightings(tables[schema.JERICHO_STEPS], traces, things)
+        tables[schema.JERICHO_SIGHTINGS] = _arrow_table(schema.JERICHO_SIGHTINGS, seen)
+        tables[schema.JERICHO_THINGS_PRESENT] = _arrow_table(schema.JERICHO_THINGS_PRESENT, present)
     if "crafter" in envs:
         for name, table in (("q_steps", schema.CRAFTER_STEPS), ("q_inventory", schema.CRAFTER_INVENTORY),
                             ("q_view", schema.CRAFTER_VIEW)):
@@ -382,7 +383,7 @@ class LoadReport:
     episodes: int
     steps: int
     partial_skipped: list[Path]
-    # Jericho traces recorded before object trees: their objects, locations and sightings are empty.
+    # Jericho traces recorded before object trees: their objects, locations, sightings and things present are empty.
     without_objects: list[Path] = field(default_factory=list)
 
 

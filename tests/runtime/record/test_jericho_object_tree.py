@@ -66,12 +66,16 @@ def test_every_sighting_holds_in_the_live_tree(recorded):
     for step, num, item, room in sightings:
         assert room == rooms[step] and in_room(live[step], num, room, player), (step, item)
         assert item in things and names_object(texts[step], item), (step, item)
-    # And the converse: a thing in the room, named by the text, is sighted.
+    # And the converse: a thing in the room, named by the text, is sighted; named or not, it is present.
     names = {entry["object"]: entry["name"] for entry in episode.header["objects"]["tree"]}
     seen = {(step, num) for step, num, _, _ in sightings}
+    present = set(con.sql("SELECT step, object FROM jericho_things_present").fetchall())
+    assert seen <= present
     for step, parents in enumerate(live):
         for num, name in names.items():
-            if name in things and in_room(parents, num, rooms[step], player) and names_object(texts[step], name):
+            there = name in things and in_room(parents, num, rooms[step], player)
+            assert ((step, num) in present) == there, (step, name)
+            if there and names_object(texts[step], name):
                 assert (step, num) in seen, (step, name)
 
 

@@ -42,11 +42,16 @@ def test_sightings_are_the_things_the_text_names_in_the_room(tmp_path):
     write_episodes([_episode()], tmp_path)
     with open_store(tmp_path) as con:
         rows = con.execute("SELECT step, item, room, moved FROM jericho_sightings ORDER BY step, item").fetchall()
+        present = con.execute("SELECT step, item, room FROM jericho_things_present ORDER BY item, room, step").fetchall()
     # Step 1's look names the key and the sword in West of House; step 2's "You take brass key" names it
     # carried (not a sighting); step 4 drops it in the Forest, named there, step 5's look names it again,
     # and the egg.
     assert rows == [(1, "brass key", 10, False), (1, "sword", 10, False), (4, "brass key", 20, True),
                     (5, "brass key", 20, False), (5, "egg", 20, False)]
+    # Present, named or not: the key and the sword in West of House at steps 0 and 1, the sword alone
+    # after the key is taken; the egg in the Forest from step 3, the key there too from step 4.
+    assert present == [*((s, "brass key", 10) for s in (0, 1)), *((s, "brass key", 20) for s in (4, 5)),
+                       *((s, "egg", 20) for s in (3, 4, 5)), *((s, "sword", 10) for s in (0, 1, 2, 6))]
 
 
 def test_a_trace_recorded_before_object_trees_loads_with_empty_tables(tmp_path, capsys):
@@ -56,8 +61,9 @@ def test_a_trace_recorded_before_object_trees_loads_with_empty_tables(tmp_path, 
     with duckdb.connect() as con:
         assert load_traces(con, [tmp_path]).without_objects == [path]
         counts = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                  for t in ("jericho_objects", "jericho_object_locations", "jericho_sightings")]
-    assert counts == [0, 0, 0]
+                  for t in ("jericho_objects", "jericho_object_locations", "jericho_sightings",
+                            "jericho_things_present")]
+    assert counts == [0, 0, 0, 0]
     assert main(["load", str(tmp_path), "--db", str(tmp_path / "t.duckdb")]) == 0
     out = capsys.readouterr().out
     assert f"note: {path} was recorded before object trees" in out
@@ -86,7 +92,7 @@ def test_a_parquet_corpus_written_before_object_trees_reads_them_empty(tmp_path)
         write_corpus(con, tmp_path / "corpus")
     marker = tmp_path / "corpus" / MARKER
     written = json.loads(marker.read_text())
-    for name in ("jericho_objects", "jericho_object_locations", "jericho_sightings"):
+    for name in ("jericho_objects", "jericho_object_locations", "jericho_sightings", "jericho_things_present"):
         del written["tables"][name]
     marker.write_text(json.dumps(written))
     with open_store(tmp_path / "corpus") as con:
