@@ -176,6 +176,15 @@ JERICHO_THINGS_PRESENT = Table("things_present", "jericho", (
    "text named them: a thing never present was never seen, so false premises about sightings exclude the "
    "others (CONVENTIONS.md, Sightings); derived at load", has_step_zero=True)
 
+JERICHO_MENTIONS = Table("mentions", "jericho", (
+    STEP,
+    C("object", T.INTEGER, "the game's object number"),
+    C("item", T.ITEM, "its listed name"),
+    C("room", T.ROOM, "the player's room after the step (not necessarily the thing's)"),
+), "things of the game the text of each step names while the player does not carry them, wherever they are: "
+   "the sightings, and the texts that name a thing elsewhere (a rope seen from below), which could mislead a "
+   "reader (CONVENTIONS.md, Sightings); step 0 is the opening text; derived at load", has_step_zero=True)
+
 CRAFTER_STEPS = Table("steps", "crafter", (
     STEP,
     C("action", T.ACTION, "Crafter action name (move_left, do, ...)"),
@@ -280,7 +289,7 @@ CRAFTER_DAMAGE = Table("damage", "crafter", (
 TABLES: tuple[Table, ...] = (
     EPISODES, VOCAB,
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
-    JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT,
+    JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT, JERICHO_MENTIONS,
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,

@@ -9,7 +9,10 @@ CONVENTIONS.md, Keywords) stand in the text one after another ("There is a brass
 the brass lantern, "the lamp" does not).
 
 A thing **present** after step t is one in the room so, named by the text or not: one never present
-was never seen under any name, which is what a false premise "you saw X" needs.
+was never seen under any name, which is what a false premise "you saw X" needs. A thing is
+**mentioned** at step t when the text names it and the player does not carry it, wherever it is: a
+rope tied in the room above, seen from below, is mentioned but not sighted, and a question a reader
+could answer otherwise from such a text is not asked.
 """
 
 from __future__ import annotations
@@ -55,6 +58,19 @@ def present(parents: Mapping[int, int], player: int, room: int, names: Mapping[i
     `room` at any depth, not carried, a thing by name. A thing never present was surely never seen."""
     things = set(things)
     return [num for num in room_objects(parents, room, player) if names.get(num) in things]
+
+
+def carried(parents: Mapping[int, int], num: int, player: int) -> bool:
+    """Whether an object is inside the player at any depth."""
+    return num != player and in_room(parents, num, player, 0)
+
+
+def mentioned(parents: Mapping[int, int], player: int, text: str | None, names: Mapping[int, str | None],
+              things: Iterable[str]) -> list[int]:
+    """The things of the game the text names that the player does not carry, wherever they are."""
+    things = set(things)
+    return [num for num in sorted(parents) if names.get(num) in things and names_object(text, names[num])
+            and not carried(parents, num, player)]
 
 
 def sighted(present_things: Iterable[int], text: str | None, names: Mapping[int, str | None]) -> list[int]:

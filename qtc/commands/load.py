@@ -54,5 +54,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped partial recording {path}")
     for path in report.without_objects:
         print(f"note: {path} was recorded before object trees: its jericho_objects, jericho_object_locations, "
-              "jericho_sightings and jericho_things_present are empty (record it again to have them)")
+              "jericho_sightings, jericho_things_present and jericho_mentions are empty (record it again to have them)")
     return 0

@@ -15,7 +15,7 @@ from collections import defaultdict
 import duckdb
 import pyarrow as pa
 
-from qtc.dsl.sightings import present, sighted
+from qtc.dsl.sightings import mentioned, present, sighted
 
 from .format import TraceText
 
@@ -60,15 +60,15 @@ ORDER BY file, step, object
 """
 
 
-def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[str]]) -> tuple[list[tuple], list[tuple]]:
-    """The rows of `sightings` (episode, step, object, item, room, moved) and of `things_present`
-    (episode, step, object, item, room) for every episode with an object tree: its tree replayed step by
-    step, each state read by dsl/sightings with the text that step printed (step 0: the opening text)
-    and the things of its game (`things`, by game)."""
+def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[str]]) -> dict[str, list[tuple]]:
+    """The rows of `sightings` (episode, step, object, item, room, moved), `things_present` and
+    `mentions` (episode, step, object, item, room) for every episode with an object tree: its tree
+    replayed step by step, each state read by dsl/sightings with the text that step printed (step 0:
+    the opening text) and the things of its game (`things`, by game)."""
     by_episode: dict[str, list[dict]] = defaultdict(list)
     for row in steps.select(["episode_id", "step", "obs_after", "room_after"]).to_pylist():
         by_episode[row["episode_id"]].append(row)
-    rows, present_rows = [], []
+    rows: dict[str, list[tuple]] = {"sightings": [], "things_present": [], "mentions": []}
     for trace in traces:
         header = trace.header
         objects = header.get("objects") if header["env"] == "jericho" else None
@@ -85,10 +85,13 @@ def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[s
         last_room: dict[int, int] = {}
         for step, text, room in states:
             parents.update({move["object"]: move["parent"] for move in moves[step]})
-            here = present(parents, objects["player"], room, names, things.get(header["game"], []))
-            present_rows += [(header["episode_id"], step, num, names[num], room) for num in here]
+            game_things = things.get(header["game"], [])
+            here = present(parents, objects["player"], room, names, game_things)
+            rows["things_present"] += [(header["episode_id"], step, num, names[num], room) for num in here]
+            rows["mentions"] += [(header["episode_id"], step, num, names[num], room)
+                                 for num in mentioned(parents, objects["player"], text, names, game_things)]
             for num in sighted(here, text, names):
-                rows.append((header["episode_id"], step, num, names[num], room,
-                             num in last_room and last_room[num] != room))
+                rows["sightings"].append((header["episode_id"], step, num, names[num], room,
+                                          num in last_room and last_room[num] != room))
                 last_room[num] = room
-    return rows, present_rows
+    return rows

@@ -329,9 +329,9 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
         tables[schema.JERICHO_OBJECTS] = reader.sql(OBJECTS_SQL).to_arrow_table()
         tables[schema.JERICHO_OBJECT_LOCATIONS] = reader.sql(LOCATIONS_SQL).to_arrow_table()
         things = {trace.header["game"]: _vocabulary(trace.header).get("item", []) for trace in traces}
-        seen, present = sightings(tables[schema.JERICHO_STEPS], traces, things)
-        tables[schema.JERICHO_SIGHTINGS] = _arrow_table(schema.JERICHO_SIGHTINGS, seen)
-        tables[schema.JERICHO_THINGS_PRESENT] = _arrow_table(schema.JERICHO_THINGS_PRESENT, present)
+        derived = sightings(tables[schema.JERICHO_STEPS], traces, things)
+        for table in (schema.JERICHO_SIGHTINGS, schema.JERICHO_THINGS_PRESENT, schema.JERICHO_MENTIONS):
+            tables[table] = _arrow_table(table, derived[table.name])
     if "crafter" in envs:
         for name, table in (("q_steps", schema.CRAFTER_STEPS), ("q_inventory", schema.CRAFTER_INVENTORY),
                             ("q_view", schema.CRAFTER_VIEW)):
@@ -383,7 +383,7 @@ class LoadReport:
     episodes: int
     steps: int
     partial_skipped: list[Path]
-    # Jericho traces recorded before object trees: their objects, locations, sightings and things present are empty.
+    # Jericho traces recorded before object trees: their tables of the tree (runtime/trace/objects.py) are empty.
     without_objects: list[Path] = field(default_factory=list)
 
 

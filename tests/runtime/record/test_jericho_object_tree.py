@@ -70,7 +70,11 @@ def test_every_sighting_holds_in_the_live_tree(recorded):
     names = {entry["object"]: entry["name"] for entry in episode.header["objects"]["tree"]}
     seen = {(step, num) for step, num, _, _ in sightings}
     present = set(con.sql("SELECT step, object FROM jericho_things_present").fetchall())
-    assert seen <= present
+    mentions = set(con.sql("SELECT step, object FROM jericho_mentions").fetchall())
+    assert seen <= present and seen <= mentions
+    assert mentions == {(step, num) for step, parents in enumerate(live) for num, name in names.items()
+                        if name in things and names_object(texts[step], name)
+                        and not in_room(parents, num, player, 0) and num != player}
     for step, parents in enumerate(live):
         for num, name in names.items():
             there = name in things and in_room(parents, num, rooms[step], player)
@@ -117,3 +121,29 @@ def test_every_object_template_asks_on_the_recorded_games():
     if len({game for games in ASKED.values() for game in games}) < len(PREFIXES):
         pytest.skip("runs after the differential test on every game")
     assert set(ASKED) == set(OBJECT_TEMPLATES), ASKED
+
+
+def test_a_reader_settles_each_answer_from_the_trace_text(recorded):
+    """Every answer of the three templates, read back from the trace as a reader would: the evidence
+    steps' texts name the thing, in the room the answer gives, while the player was there; no text
+    between names it elsewhere, unless carried."""
+    episode, _, con = recorded
+    texts = [episode.header["initial"]["observation"], *(s["obs_after"] for s in episode.steps)]
+    rooms = [episode.header["initial"]["room"], *(s["room_after"] for s in episode.steps)]
+    carried = [episode.header["initial"]["inventory"], *(s["inventory_after"] for s in episode.steps)]
+    asked = {c.id: sql_candidates(con, c, None) for c in library() if c.id in OBJECT_TEMPLATES}
+    for candidate in (c for c in asked["jericho.last_seen_room"] if not c.adversarial):
+        (seen,) = candidate.evidence
+        item, t = candidate.params["item"], candidate.params["t"]
+        assert seen < t and names_object(texts[seen], item) and rooms[seen] == candidate.answer
+        assert not any(names_object(texts[s], item) and rooms[s] != rooms[seen] and item not in carried[s]
+                       for s in range(seen + 1, t))
+    for candidate in (c for c in asked["jericho.room_things_when_left"] if not c.adversarial):
+        *seen, left = candidate.evidence
+        assert episode.steps[left - 1]["room_before"] == candidate.params["room"] != rooms[left]
+        for item in candidate.answer:
+            assert any(names_object(texts[s], item) and rooms[s] == candidate.params["room"] for s in seen)
+    for candidate in (c for c in asked["jericho.times_seen_moved"] if not c.adversarial):
+        places = [rooms[s] for s in candidate.evidence]
+        assert all(names_object(texts[s], candidate.params["item"]) for s in candidate.evidence)
+        assert candidate.answer == sum(a != b for a, b in zip(places, places[1:]))
