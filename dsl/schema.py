@@ -143,15 +143,19 @@ JERICHO_ROOM_EVENTS = Table("room_events", "jericho", (
     C("change", T.STRING, "entered or left"),
 ), "room changes, derived from room_before/after; step 0 'entered' is the starting room")
 
+# Jericho's object tree: an object by the game's number, a thing (an object of vocab.item) by its listed name.
+OBJECT = C("object", T.INTEGER, "the game's object number")
+THING = C("item", T.ITEM, "its listed name")
+
 JERICHO_OBJECTS = Table("objects", "jericho", (
-    C("object", T.INTEGER, "the game's object number"),
+    OBJECT,
     C("name", T.ITEM, "the object's listed name (CONVENTIONS.md, Items), asked of the game only for objects the "
                       "player could see or carried; null for the others and for those the game does not list"),
 ), "every object of the game's object tree (empty for a trace recorded before object trees)", has_step=False)
 
 JERICHO_OBJECT_LOCATIONS = Table("object_locations", "jericho", (
     STEP,
-    C("object", T.INTEGER, "the game's object number"),
+    OBJECT,
     C("parent", T.INTEGER, "the object it is in (a room, a container, the player; 0: none, out of play)"),
     C("last_step", T.STEP, "the last step after which it is still there (the episode's last step if it stays); "
                            "it may lie beyond a horizon, so questions read sightings, never this table"),
@@ -160,8 +164,8 @@ JERICHO_OBJECT_LOCATIONS = Table("object_locations", "jericho", (
 
 JERICHO_SIGHTINGS = Table("sightings", "jericho", (
     STEP,
-    C("object", T.INTEGER, "the game's object number"),
-    C("item", T.ITEM, "its listed name"),
+    OBJECT,
+    THING,
     C("room", T.ROOM, "the room it was seen in: the player's room after the step"),
     C("moved", T.BOOLEAN, "whether it was last seen before in another room (false at its first sighting)"),
 ), "things the player saw after each step: in its room, not carried, named by the text the step printed "
@@ -169,8 +173,8 @@ JERICHO_SIGHTINGS = Table("sightings", "jericho", (
 
 JERICHO_THINGS_PRESENT = Table("things_present", "jericho", (
     STEP,
-    C("object", T.INTEGER, "the game's object number"),
-    C("item", T.ITEM, "its listed name"),
+    OBJECT,
+    THING,
     C("room", T.ROOM, "the player's room after the step"),
 ), "things of the game in the player's room after each step (at any depth, not carried), whether or not the "
    "text named them: a thing never present was never seen, so false premises about sightings exclude the "
@@ -178,8 +182,8 @@ JERICHO_THINGS_PRESENT = Table("things_present", "jericho", (
 
 JERICHO_MENTIONS = Table("mentions", "jericho", (
     STEP,
-    C("object", T.INTEGER, "the game's object number"),
-    C("item", T.ITEM, "its listed name"),
+    OBJECT,
+    THING,
     C("room", T.ROOM, "the player's room after the step (not necessarily the thing's)"),
 ), "things of the game the text of each step names while the player does not carry them, wherever they are: "
    "the sightings, and the texts that name a thing elsewhere (a rope seen from below), which could mislead a "
