@@ -145,6 +145,52 @@ JERICHO_ROOM_EVENTS = Table("room_events", "jericho", (
     C("change", T.STRING, "entered or left"),
 ), "room changes, derived from room_before/after; step 0 'entered' is the starting room")
 
+# Jericho's object tree: an object by the game's number, a thing (an object of vocab.item) by its listed name.
+OBJECT = C("object", T.INTEGER, "the game's object number")
+THING = C("item", T.ITEM, "its listed name")
+
+JERICHO_OBJECTS = Table("objects", "jericho", (
+    OBJECT,
+    C("name", T.ITEM, "the object's listed name (CONVENTIONS.md, Items), asked of the game only for objects the "
+                      "player could see or carried; null for the others and for those the game does not list"),
+), "every object of the game's object tree (empty for a trace recorded before object trees)", has_step=False)
+
+JERICHO_OBJECT_LOCATIONS = Table("object_locations", "jericho", (
+    STEP,
+    OBJECT,
+    C("parent", T.INTEGER, "the object it is in (a room, a container, the player; 0: none, out of play)"),
+    C("last_step", T.STEP, "the last step after which it is still there (the episode's last step if it stays); "
+                           "it may lie beyond a horizon, so questions read sightings, never this table"),
+), "where each object is in the tree: after steps `step` to `last_step` its parent is `parent`; step 0 is the "
+   "tree before the first action; derived at load from the header's tree and moves", has_step_zero=True)
+
+JERICHO_SIGHTINGS = Table("sightings", "jericho", (
+    STEP,
+    OBJECT,
+    THING,
+    C("room", T.ROOM, "the room it was seen in: the player's room after the step"),
+    C("moved", T.BOOLEAN, "whether it was last seen before in another room (false at its first sighting)"),
+), "things the player saw after each step: in its room, not carried, named by the text the step printed "
+   "(CONVENTIONS.md, Sightings; dsl/sightings.py); step 0 is the opening text; derived at load", has_step_zero=True)
+
+JERICHO_THINGS_PRESENT = Table("things_present", "jericho", (
+    STEP,
+    OBJECT,
+    THING,
+    C("room", T.ROOM, "the player's room after the step"),
+), "things of the game in the player's room after each step (at any depth, not carried), whether or not the "
+   "text named them: a thing never present was never seen, so false premises about sightings exclude the "
+   "others (CONVENTIONS.md, Sightings); derived at load", has_step_zero=True)
+
+JERICHO_MENTIONS = Table("mentions", "jericho", (
+    STEP,
+    OBJECT,
+    THING,
+    C("room", T.ROOM, "the player's room after the step (not necessarily the thing's)"),
+), "things of the game the text of each step names while the player does not carry them, wherever they are: "
+   "the sightings, and the texts that name a thing elsewhere (a rope seen from below), which could mislead a "
+   "reader (CONVENTIONS.md, Sightings); step 0 is the opening text; derived at load", has_step_zero=True)
+
 CRAFTER_STEPS = Table("steps", "crafter", (
     STEP,
     C("action", T.ACTION, "Crafter action name (move_left, do, ...)"),
@@ -294,6 +340,7 @@ CRAFTER_DAMAGE = Table("damage", "crafter", (
 TABLES: tuple[Table, ...] = (
     EPISODES, VOCAB,
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
+    JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT, JERICHO_MENTIONS,
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,

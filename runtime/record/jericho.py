@@ -22,6 +22,11 @@ listing prints it, without article or state remark ("tan label", not `tlabel`). 
 name: the one the listing gave it in the game's walkthrough (replayed at reset in a second env), so
 the item vocabulary names it alike, else the first one it was listed by in the episode.
 
+The object tree (CONVENTIONS.md, Sightings). The header keeps every object's parent before step 1 and,
+for each step, the objects whose parent it changed, so the store rebuilds the tree at any step. Names
+are asked of the game only for the objects the player could see: those inside its room after a step
+(each object once per episode, ItemNames), besides those it carries.
+
 Moves. `moved` is whether the action changed the room; `direction` is the direction the command names
 ("n", "north", "go north", "climb up", "enter" -> "in", ...) and is recorded only for an action that
 moved the player (a blocked "north" is not a move; "climb tree" is a move without a direction).
@@ -42,6 +47,7 @@ from .agents import Choice
 from .jericho_actions import valid_actions
 from .jericho_objects import clean_listed_name, listed_lines, tree
 from qtc.dsl.conventions import command_direction, direction_vocabulary
+from qtc.dsl.sightings import room_objects
 from qtc.runtime.trace.format import episode_id
 
 def clean_room_name(name: str) -> str:
@@ -278,6 +284,22 @@ class JerichoSession:
         self.state = self._agent_state(0, observation, room.num, self.initial["inventory"],
                                        self.initial["score"])
         self.death_step: int | None = None
+        self._initial_parents = tree(self.env).parents()
+        self._parents = dict(self._initial_parents)
+        self._object_moves: list[dict] = []
+        self._name_room_objects(room.num)
+
+    def _name_room_objects(self, room: int) -> None:
+        """Ask the game the names of the objects the player could see in its room (each once)."""
+        self._names.names(room_objects(self._parents, room, self.env.player_obj_num))
+
+    def _record_tree(self, step: int, room: int) -> None:
+        """The objects whose parent the step changed, in number order, and the names of those in the room."""
+        parents = tree(self.env).parents()
+        self._object_moves += [{"step": step, "object": num, "parent": parent}
+                               for num, parent in parents.items() if self._parents.get(num) != parent]
+        self._parents = parents
+        self._name_room_objects(room)
 
     def _room_vocabulary_name(self, num: int, line: str | None) -> str | None:
         """An unvisited room as the game lists it, else its short name unless that looks clipped."""
@@ -310,6 +332,7 @@ class JerichoSession:
         observation, reward, done, info = self.env.step(choice.action)
         room = current_room(self.env)
         self._see_room(room)
+        self._record_tree(step, room.num)
         inventory = self._names.carried()
         moved = room.num != before["room"]
         if done and self.env.game_over() and not self.env.victory():
@@ -336,6 +359,12 @@ class JerichoSession:
                                         if name and num not in self._rooms}, self._titles.values())
         unvisited_rooms = [{"room": num, "name": self.env.get_object(num).name, "display_name": name}
                            for num, name in sorted(unvisited.items())]
+        names = self._names.known
+        objects = {"player": self.env.player_obj_num,
+                   "tree": [{"object": num, "parent": parent, "name": names.get(num)}
+                            for num, parent in self._initial_parents.items()],
+                   "moves": self._object_moves}
         return {"rom": self.rom.name, "death_step": self.death_step,
                 "death_cause": None if self.death_step is None else "unknown",
-                "vocab": self._vocab, "rooms": rooms, "unvisited_rooms": unvisited_rooms, "initial": self.initial}
+                "vocab": self._vocab, "rooms": rooms, "unvisited_rooms": unvisited_rooms, "initial": self.initial,
+                "objects": objects}

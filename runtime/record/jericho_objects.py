@@ -47,6 +47,24 @@ class ObjectTree:
     def exists(self, num: int) -> bool:
         return self._entry(num) is not None
 
+    def count(self) -> int:
+        """How many objects the table holds: it ends where the first object's properties begin."""
+        size, _, _, defaults = self._layout
+        start = (int(self.ram[_OBJECT_TABLE]) << 8 | int(self.ram[_OBJECT_TABLE + 1])) + defaults * 2
+        properties = int(self.ram[start + size - 2]) << 8 | int(self.ram[start + size - 1])
+        return max(0, (properties - start) // size)
+
+    def parents(self) -> dict[int, int]:
+        """Every object's parent (0 for none), by object number: the table read once, not link by link."""
+        size, links, width, defaults = self._layout
+        start = (int(self.ram[_OBJECT_TABLE]) << 8 | int(self.ram[_OBJECT_TABLE + 1])) + defaults * 2
+        count = min(self.count(), (len(self.ram) - start) // size)
+        table = self.ram[start:start + count * size].astype("uint8").reshape(count, size)
+        parent = table[:, links].astype("int64")
+        if width == 2:
+            parent = parent << 8 | table[:, links + 1]
+        return dict(zip(range(1, count + 1), parent.tolist()))
+
     def _link(self, num: int, which: int) -> int:
         address = self._entry(num)
         if address is None:

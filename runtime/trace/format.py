@@ -39,7 +39,9 @@ PARTIAL_SUFFIX = ".jsonl.partial"
 # was added lacks: it reads with null there, and `qtc load` says so.
 ADDED_HEADER_FIELDS = {
     "jericho": {"unvisited_rooms": "the rooms of the game it never entered, so no question has a room it "
-                                   "never entered as a false premise"},
+                                   "never entered as a false premise",
+                "objects": "the object tree, so its jericho_objects, jericho_object_locations, jericho_sightings, "
+                           "jericho_things_present and jericho_mentions are empty"},
     "crafter": {},
 }
 _STORAGE_SPECS = {"BIGINT": "int", "DOUBLE": "float", "BOOLEAN": "bool", "VARCHAR": "str"}
@@ -85,7 +87,11 @@ HEADER_SPECS = {
                 "rooms": ("list", _ROOM),
                 "unvisited_rooms": ("null", ("list", _ROOM)),
                 "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"),
-                            "score": "int", "moves": "int"}},
+                            "score": "int", "moves": "int"},
+                # The object tree before step 1 and each step's changes to it (docs/trace-format.md).
+                "objects": ("null", {"player": "int",
+                                     "tree": ("list", {"object": "int", "parent": "int", "name": ("null", "str")}),
+                                     "moves": ("list", {"step": "int", "object": "int", "parent": "int"})})},
     "crafter": {**_HEADER_COMMON,
                 "ordered_objects": "bool",
                 "map_init": {"materials": ("list", ("null", "str")), "rows": ("list", ("list", "int"))},
@@ -192,7 +198,31 @@ def _check_header(header: dict, where: str) -> str:
     _check(header, HEADER_SPECS[env], where, "")
     if header["ended_by"] not in ENDINGS:
         raise UserError(f"{where}: field 'ended_by': unknown ending {header['ended_by']!r}")
+    if env == "jericho" and header["objects"] is not None:
+        _check_objects(header["objects"], header["n_steps"], where)
     return env
+
+
+def _check_objects(objects: dict, n_steps: int, where: str) -> None:
+    """The object tree names each object once, and each move a step of the episode and a known object
+    (once per step), so the store can rebuild the tree at every step."""
+    known: set[int] = set()
+    for i, entry in enumerate(objects["tree"]):
+        if entry["object"] in known:
+            raise UserError(f"{where}: field 'objects.tree[{i}].object': object {entry['object']} listed twice")
+        known.add(entry["object"])
+    if objects["player"] not in known:
+        raise UserError(f"{where}: field 'objects.player': object {objects['player']} is not in the tree")
+    moved: set[tuple[int, int]] = set()
+    for i, move in enumerate(objects["moves"]):
+        field = f"objects.moves[{i}]"
+        if not 1 <= move["step"] <= n_steps:
+            raise UserError(f"{where}: field '{field}.step': {move['step']} is not a step of the episode (1..{n_steps})")
+        if move["object"] not in known:
+            raise UserError(f"{where}: field '{field}.object': object {move['object']} is not in the tree")
+        if (move["step"], move["object"]) in moved:
+            raise UserError(f"{where}: field '{field}': object {move['object']} moved twice at step {move['step']}")
+        moved.add((move["step"], move["object"]))
 
 
 def _check_collections(step: dict, where: str) -> None:

@@ -90,3 +90,5 @@ def attach_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
             con.execute(schema.table_ddl(declared[name]))
         else:
             record_frames(con, [])
+    for name in sorted(declared.keys() - marker["tables"].keys()):  # a table added since the corpus was written
+        con.execute(schema.table_ddl(declared[name]))

@@ -34,6 +34,7 @@ from qtc.errors import UserError
 from qtc.runtime.spatial.udf import register_primitives
 from .crafter_rules import RULES, register_rules, rule_rows_sql, rule_tables
 from .frames import find_frames, record_frames
+from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
 from .parquet import attach_corpus, is_corpus
 from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
                      read_text, read_text_carefully, shape_fits, trace_files)
@@ -303,6 +304,13 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     if schema.JERICHO_STEPS in tables:
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
         tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
+        register_objects(reader, traces)
+        tables[schema.JERICHO_OBJECTS] = reader.sql(OBJECTS_SQL).to_arrow_table()
+        tables[schema.JERICHO_OBJECT_LOCATIONS] = reader.sql(LOCATIONS_SQL).to_arrow_table()
+        things = {trace.header["game"]: _vocabulary(trace.header).get("item", []) for trace in traces}
+        derived = sightings(tables[schema.JERICHO_STEPS], traces, things)
+        for table in (schema.JERICHO_SIGHTINGS, schema.JERICHO_THINGS_PRESENT, schema.JERICHO_MENTIONS):
+            tables[table] = _arrow_table(table, derived[table.name])
     if "crafter" in envs:
         tables.update(rule_tables(reader, tables))
     return tables

@@ -86,6 +86,11 @@ ROOMS = {10: ("West of House", "West of House"), 20: ("Forest", "Forest (1)"), 2
          30: ("Clearing", "Clearing"), 40: ("Attic", "Attic")}
 DIRECTIONS = ("north", "south", "east", "west", "up", "down")
 IDLE_ACTIONS = ("look", "wait", "open mailbox", "inventory")
+# The object tree: the player, the rooms (their numbers above), each item; an item not carried at the
+# start lies in a room of its own (ITEM_ROOMS), "look" names the items lying in the player's room.
+PLAYER = 1
+ITEM_OBJECTS = {item: 100 + i for i, item in enumerate(ITEMS)}
+ITEM_ROOMS = {item: sorted(ROOMS)[i % len(ROOMS)] for i, item in enumerate(ITEMS)}
 NO_DIRECTION_MOVE = "climb tree"  # a move whose command names no direction
 
 jericho_intents = st.one_of(
@@ -110,24 +115,38 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
     """A Jericho episode played from `intents`: ((kind, *what), reason, reward) per step."""
     inventory = sorted(inventory)
     initial = {"observation": f"{ROOMS[room][1]}.", "room": room, "inventory": inventory, "score": 0, "moves": 0}
+    parents = {PLAYER: room, **{num: 0 for num in ROOMS},
+               **{ITEM_OBJECTS[item]: PLAYER if item in inventory else ITEM_ROOMS[item] for item in ITEMS}}
+    tree = [{"object": num, "parent": parent, "name": next((i for i, n in ITEM_OBJECTS.items() if n == num), None)}
+            for num, parent in sorted(parents.items())]
+    object_moves = []
     visited = [room]
     steps, summary, score, observation = [], [], 0, initial["observation"]
     for number, ((kind, *what), reason, reward) in enumerate(intents, start=1):
-        before, inventory_before = room, inventory
+        before, inventory_before, parents_before = room, inventory, dict(parents)
         action, direction = what[0], None
         if kind == "move":
             room = what[1]
             direction = what[0] if room != before and what[0] != NO_DIRECTION_MOVE else None
+            parents[PLAYER] = room
         elif kind == "take":
             action = f"take {what[0]}"
             inventory = sorted(set(inventory) | {what[0]})
+            parents[ITEM_OBJECTS[what[0]]] = PLAYER
         elif kind == "drop":
             action = f"drop {what[0]}"
+            if what[0] in inventory:
+                parents[ITEM_OBJECTS[what[0]]] = room
             inventory = sorted(set(inventory) - {what[0]})
+        object_moves += [{"step": number, "object": num, "parent": parent}
+                         for num, parent in sorted(parents.items()) if parents_before[num] != parent]
         if room not in visited:
             visited.append(room)
         score += reward
         after = f"{ROOMS[room][1]}. You {action}."
+        lying = [item for item in ITEMS if parents[ITEM_OBJECTS[item]] == room]
+        if action == "look" and lying:
+            after += f" You see: {', '.join(lying)}."
         steps.append({
             "step": number, "action": action, "reason": reason, "obs_before": observation, "obs_after": after,
             "reward": reward, "score": score, "moves": number, "room_before": before, "room_after": room,
@@ -146,6 +165,7 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
         "unvisited_rooms": [{"room": r, "name": ROOMS[r][0], "display_name": ROOMS[r][1]}
                             for r in sorted(set(ROOMS) - set(visited))],
         "initial": initial,
+        "objects": {"player": PLAYER, "tree": tree, "moves": object_moves},
     }
     start = f"start in {initial['room']} inv={','.join(initial['inventory']) or '-'}"
     return TraceEpisode(header, steps, [start, *summary])
@@ -371,6 +391,9 @@ def truncated(episode: TraceEpisode, horizon: int) -> TraceEpisode:
         header["unvisited_rooms"] = sorted(header["unvisited_rooms"] + [r for r in episode.header["rooms"]
                                                                       if r["room"] not in seen],
                                            key=lambda r: r["room"])
+    if "objects" in header:  # and the tree's changes up to the horizon
+        objects = header["objects"]
+        header["objects"] = {**objects, "moves": [m for m in objects["moves"] if m["step"] <= horizon]}
     return TraceEpisode(header, episode.steps[:horizon], episode.summary)
 
 

@@ -17,6 +17,8 @@ NOTHING_TO_ASK = {
     "jericho.regain_delay": "nothing is gained twice in 30 walkthrough steps",
     "jericho.room_with_most_gains": "no room has more different items than every other in 30 walkthrough steps",
     "jericho.closer_of_two_rooms": "the walkthrough never returns: no two rooms are both reachable",
+    "jericho.room_things_when_left": "in 30 walkthrough steps, no room left for the last time showed a thing "
+                                     "the walkthrough did not take",
 }
 
 

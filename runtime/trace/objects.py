@@ -1,0 +1,93 @@
+"""Jericho's object tree in the store: the objects, where each was at every step, and what the player
+saw of them (docs/trace-format.md, Jericho; CONVENTIONS.md, Sightings).
+
+A trace holds the tree before step 1 and each step's changes to it (its header's `objects`); the store
+keeps them as intervals (`object_locations`: after steps `step`..`last_step` the object's parent is
+`parent`), built in SQL, and replays them once per episode to derive the sightings and the things
+present by the one rule of dsl/sightings.py. A trace recorded before object trees has none (its
+`objects` reads as null: format.ADDED_HEADER_FIELDS): its episode has no rows in these tables, and
+`qtc load` says so.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import duckdb
+import pyarrow as pa
+
+from qtc.dsl.sightings import mentioned, present, sighted
+
+from .format import TraceText
+
+
+def register_objects(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> None:
+    """The header's trees and moves as tables `jericho_tree` (file, object, parent, name, n_steps) and
+    `jericho_object_moves` (file, step, object, parent), by file number as `files` numbers them."""
+    tree, moves = defaultdict(list), defaultdict(list)
+    for number, trace in enumerate(traces):
+        objects = trace.header.get("objects") if trace.header["env"] == "jericho" else None
+        for entry in (objects or {}).get("tree", []):
+            for column, value in (("file", number), ("object", entry["object"]), ("parent", entry["parent"]),
+                                  ("name", entry["name"]), ("n_steps", trace.header["n_steps"])):
+                tree[column].append(value)
+        for move in (objects or {}).get("moves", []):
+            for column, value in (("file", number), ("step", move["step"]), ("object", move["object"]),
+                                  ("parent", move["parent"])):
+                moves[column].append(value)
+    reader.register("jericho_tree", pa.table({column: pa.array(tree[column], type) for column, type in (
+        ("file", pa.int64()), ("object", pa.int64()), ("parent", pa.int64()), ("name", pa.string()),
+        ("n_steps", pa.int64()))}))
+    reader.register("jericho_object_moves", pa.table({column: pa.array(moves[column], pa.int64())
+                                                      for column in ("file", "step", "object", "parent")}))
+
+
+OBJECTS_SQL = "SELECT f.episode_id, object, name FROM jericho_tree JOIN files f USING (file) ORDER BY file, object"
+
+# Each parent an object had, from the step it got it (0: the tree before step 1) to the step before
+# its next move, else the episode's last step.
+LOCATIONS_SQL = """
+SELECT f.episode_id, step, object, parent,
+       coalesce(lead(step) OVER (PARTITION BY file, object ORDER BY step) - 1, n_steps) AS last_step
+FROM (SELECT file, 0 AS step, object, parent, n_steps FROM jericho_tree UNION ALL
+      SELECT m.file, m.step, m.object, m.parent, t.n_steps FROM jericho_object_moves m
+      JOIN jericho_tree t ON t.file = m.file AND t.object = m.object) JOIN files f USING (file)
+ORDER BY file, step, object
+"""
+
+
+def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[str]]) -> dict[str, list[tuple]]:
+    """The rows of `sightings` (episode, step, object, item, room, moved), `things_present` and
+    `mentions` (episode, step, object, item, room) for every episode with an object tree: its tree
+    replayed step by step, each state read by dsl/sightings with the text that step printed (step 0:
+    the opening text) and the things of its game (`things`, by game)."""
+    by_episode: dict[str, list[dict]] = defaultdict(list)
+    for row in steps.select(["episode_id", "step", "obs_after", "room_after"]).to_pylist():
+        by_episode[row["episode_id"]].append(row)
+    rows: dict[str, list[tuple]] = {"sightings": [], "things_present": [], "mentions": []}
+    for trace in traces:
+        header = trace.header
+        objects = header.get("objects") if header["env"] == "jericho" else None
+        if objects is None:
+            continue
+        parents = {entry["object"]: entry["parent"] for entry in objects["tree"]}
+        names = {entry["object"]: entry["name"] for entry in objects["tree"]}
+        moves = defaultdict(list)
+        for move in objects["moves"]:
+            moves[move["step"]].append(move)
+        states = [(0, header["initial"]["observation"], header["initial"]["room"]),
+                  *((row["step"], row["obs_after"], row["room_after"])
+                    for row in sorted(by_episode[header["episode_id"]], key=lambda row: row["step"]))]
+        last_room: dict[int, int] = {}
+        for step, text, room in states:
+            parents.update({move["object"]: move["parent"] for move in moves[step]})
+            game_things = things.get(header["game"], [])
+            here = present(parents, objects["player"], room, names, game_things)
+            rows["things_present"] += [(header["episode_id"], step, num, names[num], room) for num in here]
+            rows["mentions"] += [(header["episode_id"], step, num, names[num], room)
+                                 for num in mentioned(parents, objects["player"], text, names, game_things)]
+            for num in sighted(here, text, names):
+                rows["sightings"].append((header["episode_id"], step, num, names[num], room,
+                                          num in last_room and last_room[num] != room))
+                last_room[num] = room
+    return rows
