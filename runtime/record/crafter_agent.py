@@ -50,7 +50,9 @@ EXHAUSTED = 1      # energy at which sleep comes before food and drink
 WOUNDED = 5        # health at which it shelters to heal
 STOCK = {"wood": 5, "stone": 9, "coal": 2, "iron": 2, "diamond": 1}
 SITE_SEARCH = 400  # the nearest cells tried as a shelter's door
-STALE = 300        # steps after which ground seen is worth seeing again (for cows)
+COW_MEMORY = 300   # steps a cow seen is looked for where it was (cows wander slowly)
+COW_STALE = 100    # steps after which ground seen is worth seeing again for a cow
+STALE = 300        # steps after which ground seen is worth exploring again
 NEAR = 20          # materials further than this (steps) are left for later, unless needed for a tool
 TOOLS = ("wood_pickaxe", "wood_sword", "stone_pickaxe", "stone_sword", "iron_pickaxe", "iron_sword")
 # What a material can be mined with (Crafter's collect rules), and what it gives.
@@ -87,6 +89,7 @@ class ScriptedCrafterAgent:
         self._daylight = 1.0
         self._seen_at: dict[Cell, int] = {}   # the last step each cell was in view
         self._placed: set[Cell] = set()       # stones it placed: walls, never mined for stone
+        self._cows: dict[Cell, int] = {}
 
     # -- what the agent sees and remembers ------------------------------------------------------------
 
@@ -114,7 +117,12 @@ class ScriptedCrafterAgent:
         self._reach: dict[Cell, tuple[int, str]] | None = None
         self._step = state["step"]
         view_cells = ((view["x"] + i, view["y"] + j) for j, row in enumerate(view["rows"]) for i in range(len(row)))
+        view_cells = set(view_cells)
         self._seen_at.update(dict.fromkeys(view_cells, self._step))
+        # Cows seen: where each was last, forgotten once that cell is seen without it or after COW_MEMORY steps.
+        self._cows = {cell: step for cell, step in self._cows.items()
+                      if cell not in view_cells and self._step - step < COW_MEMORY}
+        self._cows.update({cell: self._step for cell, kind in self._creatures.items() if kind == "cow"})
 
     def _walkable(self, cell: Cell) -> bool:
         return self._map.get(cell) in data.WALKABLE and cell not in self._creatures
@@ -238,6 +246,9 @@ class ScriptedCrafterAgent:
         return inv["drink"] <= TOPPED_UP + extra or inv["food"] <= HUNGRY + extra
 
     def _urgent_needs(self, inv: dict) -> Choice | None:
+        # At night the zombies outside are worse than hunger until health runs low.
+        if self._night and inv["health"] > WOUNDED - 2:
+            return None
         if inv["drink"] <= URGENT or inv["food"] <= URGENT:
             return self._needs(inv, urgent=True)
         return None
@@ -256,8 +267,14 @@ class ScriptedCrafterAgent:
         if eat:
             return eat
         if inv["food"] <= (URGENT if urgent else HUNGRY):
-            return self._explore(f"look for a cow: food {inv['food']}/{top['food']}")
-        if urgent and inv["drink"] <= URGENT:
+            routes = self._routes()
+            remembered = [(routes[cell][0], cell) for cell in self._cows if cell in routes]
+            if remembered:
+                distance, cell = min(remembered)
+                return Choice(routes[cell][1], f"look for a cow: food {inv['food']}/{top['food']}, one was "
+                                               f"{distance} steps away {self._step - self._cows[cell]} steps ago")
+            return self._explore(f"look for a cow: food {inv['food']}/{top['food']}", COW_STALE)
+        if inv["drink"] <= (URGENT if urgent else TOPPED_UP + extra):
             return self._explore(f"look for water: drink {inv['drink']}/{top['drink']}")
         return None
 
@@ -453,13 +470,14 @@ class ScriptedCrafterAgent:
             return Choice("place_plant", "plant a sapling on the grass ahead")
         return None
 
-    def _explore(self, why: str = "explore: nothing needed in sight") -> Choice:
-        """Walk to ground next to cells never seen, else to ground not seen for the longest (cows move
-        and come back, trees and water stay)."""
+    def _explore(self, why: str = "explore: nothing needed in sight", stale: int = STALE) -> Choice:
+        """Walk to ground next to cells never seen or not seen for `stale` steps (cows come and go, trees
+        and water stay)."""
         routes = self._routes()
         target = self._explore_target
-        if target is None or target == self._here or target not in routes or not self._unexplored(target):
-            frontier = [cell for cell in routes if cell != self._here and self._unexplored(cell)]
+        if (target is None or target == self._here or target not in routes
+                or not self._unexplored(target, stale)):
+            frontier = [cell for cell in routes if cell != self._here and self._unexplored(cell, stale)]
             target = frontier[self._rng.randrange(min(3, len(frontier)))] if frontier else None
             self._explore_target = target
         if target is not None:
@@ -471,7 +489,7 @@ class ScriptedCrafterAgent:
             self._heading = self._rng.choice(options)
         return Choice(self._heading, f"{why}, wander {data.FACINGS[data.MOVES[self._heading]]}")
 
-    def _unexplored(self, cell: Cell) -> bool:
-        """Ground next to a cell never seen, or last seen STALE steps ago or more."""
-        return any(self._step - self._seen_at.get(_step(cell, o), -STALE) >= STALE for o in data.MOVES.values())
+    def _unexplored(self, cell: Cell, stale: int) -> bool:
+        """Ground next to a cell never seen, or last seen `stale` steps ago or more."""
+        return any(self._step - self._seen_at.get(_step(cell, o), -stale) >= stale for o in data.MOVES.values())
 
