@@ -1,4 +1,4 @@
-"""The scripted Crafter agent: a seeded policy that lives for thousands of steps and says why it acts.
+"""The scripted Crafter agent: a seeded policy that tries to live long, and says why it acts.
 
 It knows only what the recorder shows it (the local view, the creatures in it, its inventory, the
 daylight, whether it sleeps) and its memory of every cell it has seen. Each step it takes the most
@@ -7,12 +7,14 @@ urgent of its goals:
 1. asleep: wait to wake up;
 2. a zombie or skeleton next to it: fight (a zombie follows whoever flees);
 3. sealed in a shelter: sleep, or wait for daylight, then dig its way out;
-4. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view;
-5. night, low energy or low health: dig a two-cell pocket into stone and seal it with a placed stone
-   (zombies walk only on grass, sand and path and hit only from a next cell; arrows stop at stone);
+4. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view
+   (else go where it last saw one, or to grass not seen lately), or eat a plant of its own once ripe;
+5. night, low energy or low health: dig a two-cell pocket into stone, or wall one in with placed stone,
+   and seal it with a stone placed from inside (zombies walk only on grass, sand and path and hit only
+   from a next cell; arrows stop at stone);
 6. tools: a table, then the pickaxes and swords Crafter's recipes allow, a furnace for the iron ones;
-7. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; a sapling to plant;
-8. else explore: walk to the nearest seen ground next to unseen cells.
+7. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings to plant;
+8. else rest in its shelter, or explore: walk to the nearest seen ground next to unseen cells.
 
 Its reason for each step is that goal and its plan, made from the state that chose the action
 ("drink: drink 3/9, water 4 steps away"). It never walks into lava (routes cross walkable cells only).
@@ -50,6 +52,9 @@ EXHAUSTED = 1      # energy at which sleep comes before food and drink
 WOUNDED = 5        # health at which it shelters to heal
 STOCK = {"wood": 5, "stone": 9, "coal": 2, "iron": 2, "diamond": 1}
 SITE_SEARCH = 400  # the nearest cells tried as a shelter's door
+PLANTS = 6         # plants it keeps growing
+RIPE = 320         # steps of growth after which it eats a plant (the game's ripe is 300: a margin)
+UPDATED = 18       # the game updates objects nearer the player than this (2 x the view's size)
 COW_MEMORY = 300   # steps a cow seen is looked for where it was (cows wander slowly)
 COW_STALE = 100    # steps after which ground seen is worth seeing again for a cow
 STALE = 300        # steps after which ground seen is worth exploring again
@@ -90,6 +95,7 @@ class ScriptedCrafterAgent:
         self._seen_at: dict[Cell, int] = {}   # the last step each cell was in view
         self._placed: set[Cell] = set()       # stones it placed: walls, never mined for stone
         self._cows: dict[Cell, int] = {}
+        self._plants: dict[Cell, int] = {}
 
     # -- what the agent sees and remembers ------------------------------------------------------------
 
@@ -123,6 +129,11 @@ class ScriptedCrafterAgent:
         self._cows = {cell: step for cell, step in self._cows.items()
                       if cell not in view_cells and self._step - step < COW_MEMORY}
         self._cows.update({cell: self._step for cell, kind in self._creatures.items() if kind == "cow"})
+        # Its plants, and how long each has grown: a plant grows a step while the player is near enough
+        # for the game to update it (Env.step), and is gone once seen without it (eaten by a creature).
+        self._plants = {cell: grown + (abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) < UPDATED)
+                        for cell, grown in self._plants.items()
+                        if cell not in view_cells or self._creatures.get(cell) == "plant"}
 
     def _walkable(self, cell: Cell) -> bool:
         return self._map.get(cell) in data.WALKABLE and cell not in self._creatures
@@ -169,8 +180,13 @@ class ScriptedCrafterAgent:
     def choose(self, state: dict) -> Choice:
         self._remember(state)
         choice = self._choose(state)
+        ahead = _step(self._here, self._facing)
         if choice.action == "place_stone":
-            self._placed.add(_step(self._here, self._facing))
+            self._placed.add(ahead)
+        elif choice.action == "place_plant":
+            self._plants[ahead] = 0
+        elif choice.action == "do" and ahead in self._plants and self._plants[ahead] > RIPE:
+            self._plants[ahead] = 0  # eaten: it grows again from nothing
         return choice
 
     def _choose(self, state: dict) -> Choice:
@@ -264,6 +280,10 @@ class ScriptedCrafterAgent:
             return drink
         eat = self._top_up(inv, "eat", "food", URGENT if urgent else EAT_AT + extra,
                            0 if urgent else top["food"] - 2, "cow", lambda c: self._creatures.get(c) == "cow")
+        if eat:
+            return eat
+        eat = self._top_up(inv, "eat", "food", URGENT if urgent else EAT_AT + extra, 0, "ripe plant",
+                           lambda c: self._plants.get(c, 0) > RIPE)
         if eat:
             return eat
         if inv["food"] <= (URGENT if urgent else HUNGRY):
@@ -463,12 +483,13 @@ class ScriptedCrafterAgent:
                                              f"{material} {distance} steps away")
 
     def _sapling(self, inv: dict) -> Choice | None:
+        """With nothing else to do, gather saplings from the grass ahead and plant them: food to come."""
         ahead = _step(self._here, self._facing)
-        if self._map.get(ahead) != "grass" or ahead in self._creatures:
+        if self._map.get(ahead) != "grass" or ahead in self._creatures or len(self._plants) >= PLANTS:
             return None
         if inv["sapling"]:
-            return Choice("place_plant", "plant a sapling on the grass ahead")
-        return None
+            return Choice("place_plant", f"plant a sapling on the grass ahead: {len(self._plants)} plants growing")
+        return Choice("do", f"collect a sapling from the grass ahead: {len(self._plants)} plants growing")
 
     def _explore(self, why: str = "explore: nothing needed in sight", stale: int = STALE) -> Choice:
         """Walk to ground next to cells never seen or not seen for `stale` steps (cows come and go, trees

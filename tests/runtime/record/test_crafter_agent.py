@@ -12,7 +12,7 @@ GOALS = {"fight", "sleep", "asleep", "wait for daylight in my shelter", "heal in
          "rest in my shelter", "leave the shelter", "drink", "eat", "look for a cow", "look for water", "shelter",
          "sleep in the open", "explore", "collect wood", "collect stone", "collect coal", "collect iron",
          "collect diamond", "find free ground to place a table on", "find free ground to place a furnace on",
-         "plant a sapling on the grass ahead"}
+         "plant a sapling on the grass ahead", "collect a sapling from the grass ahead"}
 
 
 def test_every_step_gives_its_goal_and_plan(crafter_recording):
