@@ -75,6 +75,12 @@ def _offsets(a: Cell, b: Cell) -> tuple[int, int]:
     return b[0] - a[0], b[1] - a[1]
 
 
+def _named(item: str) -> str:
+    """A Crafter item as a reason names it: 'a wood pickaxe', 'an iron sword'."""
+    words = item.replace("_", " ")
+    return f"{'an' if words[0] in 'aeiou' else 'a'} {words}"
+
+
 class ScriptedCrafterAgent:
     """See the module: a survival policy for Crafter with its goal and plan as its reason."""
 
@@ -434,18 +440,18 @@ class ScriptedCrafterAgent:
             return None
         tool = wanted[0]
         needs = set(data.MAKE[tool]["nearby"])
-        name = tool.replace("_", " ")
+        name = _named(tool)
         if needs <= self._stations_near(self._here):
-            return Choice(f"make_{tool}", f"make a {name}: next to the {' and '.join(sorted(needs))}")
+            return Choice(f"make_{tool}", f"make {name}: next to the {' and '.join(sorted(needs))}")
         found = self._nearest_stations(needs)
         if found and found[0] <= NEAR // 2:
-            return Choice(self._routes()[found[1]][1], f"make a {name}: {' and '.join(sorted(needs))} "
+            return Choice(self._routes()[found[1]][1], f"make {name}: {' and '.join(sorted(needs))} "
                                                        f"{found[0]} steps away")
         # A furnace is placed beside a table: first the way to a table, or a new one.
         if "table" in needs and "table" not in self._stations_near(self._here):
             table = self._nearest_stations({"table"})
             if table and table[0] <= NEAR // 2:
-                return Choice(self._routes()[table[1]][1], f"make a {name}: table {table[0]} steps away")
+                return Choice(self._routes()[table[1]][1], f"make {name}: table {table[0]} steps away")
             return self._place("table", inv, tool)
         return self._place(sorted(needs - self._stations_near(self._here))[0], inv, tool)
 
@@ -461,7 +467,7 @@ class ScriptedCrafterAgent:
             return None
         ahead = _step(self._here, self._facing)
         if self._map.get(ahead) in rule["where"] and ahead not in self._creatures:
-            return Choice(f"place_{station}", f"place a {station} to make a {tool.replace('_', ' ')}")
+            return Choice(f"place_{station}", f"place a {station} to make {_named(tool)}")
         for action, offset in data.MOVES.items():
             if self._walkable(_step(self._here, offset)):
                 return Choice(action, f"find free ground to place a {station} on")
