@@ -15,6 +15,10 @@ ITEMS: tuple[str, ...] = tuple(k for k in INVENTORY_KEYS if k not in STATS)
 # a route never crosses it, but a walk may end in it.
 WALKABLE: tuple[str, ...] = tuple(constants.walkable)
 PLAYER_ENTERABLE: tuple[str, ...] = tuple(objects.Player.walkable.fget(None))
+# What an arrow flies over (Arrow.walkable): a wall of these does not stop a skeleton's arrows.
+ARROW_PASSABLE: tuple[str, ...] = tuple(objects.Arrow.walkable)
+# The most of each inventory key (life stats and items) the player can hold.
+MAXIMUM: dict[str, int] = {k: v["max"] for k, v in constants.items.items()}
 COLLECT = constants.collect
 PLACE = constants.place
 MAKE = constants.make

@@ -83,7 +83,7 @@ EPISODES = Table("episodes", "any", (
     C("seed", T.INTEGER, "seed of the environment and the agent"),
     C("agent", T.STRING, "walkthrough, random, scripted or llm"),
     C("n_steps", T.INTEGER, "number of recorded steps"),
-    C("ended_by", T.STRING, "how the episode ended: done, death, step_limit, walkthrough_end, interrupted"),
+    C("ended_by", T.STRING, "how the episode ended: done, death, step_limit, walkthrough_end, interrupted, crashed"),
     C("death_step", T.STEP, "the step at which the player died (null if it did not)"),
     C("death_cause", T.STRING, "what killed the player (null if it did not die)"),
     C("format_version", T.INTEGER, "trace format version"),

@@ -1,7 +1,7 @@
 """Shared fixtures: short real episodes of both games, recorded once per test session.
 
-- `crafter_recording`: a scripted Crafter episode (seed 0, at most 200 steps; a zombie kills the
-  player at step 196) with the live game's state,
+- `crafter_recording`: a scripted Crafter episode (seed 0, 200 steps; the player lives) with the live
+  game's state,
   read directly from the environment at every step while recording (for verification).
 - `crafter_trace_dir`, `jericho_trace_dir`: folders holding one recorded episode each
   (zork1 walkthrough, 30 steps, valid actions included).

@@ -3,7 +3,9 @@
 Episodes are seeded: episode i uses seed SEED+i, for the game and the agent alike, and is written
 to OUT/<game>-<agent>-s<seed>.jsonl (format: docs/trace-format.md). Episodes already complete in
 OUT are skipped, so an interrupted run resumes where it stopped. Ctrl-C finishes the episode under
-way as `ended_by: interrupted`; it is recorded again on the next run. Crafter's `--frames` keeps every
+way as `ended_by: interrupted`; it is recorded again on the next run. A step that fails (the game or
+the agent raised) finishes it as `ended_by: crashed`, the steps before it kept, and stops the run with
+one line naming the step and the error (exit status 2); it too is recorded again on the next run. Crafter's `--frames` keeps every
 screen beside the trace (OUT/<id>.frames.npz), written with it; `--vision` shows the llm agent the
 screen and the HUD line instead of the text view. --jobs N records N episodes at a time, each in a
 worker process (default 1; resuming works the same).

@@ -1,4 +1,4 @@
-"""Agents that play recorded episodes: walkthrough, random, scripted (Crafter) and llm.
+"""Agents that play recorded episodes: walkthrough, random, scripted (Crafter: crafter_agent.py) and llm.
 
 An agent is given the state the recorder shows it (a dict, see the sessions) and returns a Choice,
 or None when it has nothing left to do (a walkthrough that ran out). Every agent but `llm` is a
@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
 from typing import Callable
 
 from qtc.runtime.chat import ChatClient, json_values
 
+from .choice import Choice
+from .crafter_agent import ScriptedCrafterAgent
+
+__all__ = ["Choice", "WalkthroughAgent", "RandomAgent", "ScriptedCrafterAgent", "LLMAgent"]
+
 REPLY_TOKENS = 256  # an action and a sentence or two of reason
-
-
-@dataclass(frozen=True)
-class Choice:
-    action: str
-    reason: str | None = None
 
 
 class WalkthroughAgent:
@@ -49,113 +47,6 @@ class RandomAgent:
         # Jericho states carry the valid actions; without them, fall back to compass moves.
         options = state.get("valid_actions") or self._actions or ("north", "south", "east", "west")
         return Choice(self._rng.choice(sorted(options)))
-
-
-class ScriptedCrafterAgent:
-    """A simple seeded Crafter policy that produces real events within a couple of hundred steps.
-
-    In order: drink when thirsty and water is in view, eat a cow when hungry, sleep when tired, place
-    a table once it has the wood, make a wood pickaxe next to it, collect wood, mine stone with the
-    pickaxe, else explore. Costs and requirements come from Crafter's data.
-    """
-
-    name = "scripted"
-
-    def __init__(self, seed: int):
-        from qtc.dsl import crafter_data
-        self._data = crafter_data
-        self._rng = random.Random(seed)
-        self._heading = "move_left"
-        self._placed_table = False
-
-    def choose(self, state: dict) -> Choice:
-        inv = state["inventory"]
-        data = self._data
-        table_wood = data.PLACE["table"]["uses"]["wood"]
-        pickaxe_wood = data.MAKE["wood_pickaxe"]["uses"]["wood"]
-        if state["sleeping"]:
-            return Choice("noop", "asleep, waiting to wake up")
-        if inv["drink"] < 7 and self._nearest(state, "water"):
-            return self._go_and_do(state, self._nearest(state, "water"), "thirsty: drink water")
-        cow = self._nearest_creature(state, "cow")
-        if inv["food"] < 7 and cow:
-            return self._go_and_do(state, cow, "hungry: hit the cow to eat it")
-        if inv["energy"] < 3:
-            return Choice("sleep", "tired: sleep to restore energy")
-        if not self._placed_table and inv["wood"] >= table_wood + pickaxe_wood:
-            if self._facing_cell(state) in data.PLACE["table"]["where"]:
-                self._placed_table = True
-                return Choice("place_table", "enough wood: place a crafting table")
-            return Choice(self._turn(state), "turn to free ground to place the table")
-        if inv["wood_pickaxe"] == 0 and inv["wood"] >= pickaxe_wood and self._near(state, "table"):
-            return Choice("make_wood_pickaxe", "next to the table: make a wood pickaxe")
-        if inv["wood"] < 6 and self._nearest(state, "tree"):
-            return self._go_and_do(state, self._nearest(state, "tree"), "collect wood from the tree")
-        if inv["wood_pickaxe"] and self._nearest(state, "stone"):
-            return self._go_and_do(state, self._nearest(state, "stone"), "mine stone with the pickaxe")
-        return self._explore(state)
-
-    def _cells(self, state: dict):
-        view = state["view"]
-        for j, row in enumerate(view["rows"]):
-            for i, material in enumerate(row):
-                yield view["x"] + i, view["y"] + j, material
-
-    def _nearest(self, state: dict, material: str) -> tuple[int, int] | None:
-        cells = [(abs(x - state["x"]) + abs(y - state["y"]), x, y)
-                 for x, y, m in self._cells(state) if m == material]
-        return min(cells)[1:] if cells else None
-
-    def _nearest_creature(self, state: dict, creature: str) -> tuple[int, int] | None:
-        found = [(abs(c["x"] - state["x"]) + abs(c["y"] - state["y"]), c["x"], c["y"])
-                 for c in state["creatures"] if c["creature"] == creature]
-        return min(found)[1:] if found else None
-
-    def _near(self, state: dict, material: str) -> bool:
-        # Crafter's `make` looks for the table within one cell, diagonals included.
-        return any(m == material and abs(x - state["x"]) <= 1 and abs(y - state["y"]) <= 1
-                   for x, y, m in self._cells(state))
-
-    def _material_at(self, state: dict, x: int, y: int) -> str | None:
-        view = state["view"]
-        i, j = x - view["x"], y - view["y"]
-        rows = view["rows"]
-        return rows[j][i] if 0 <= j < len(rows) and 0 <= i < len(rows[j]) else None
-
-    def _facing_cell(self, state: dict) -> str | None:
-        dx, dy = next(o for o, name in self._data.FACINGS.items() if name == state["facing"])
-        return self._material_at(state, state["x"] + dx, state["y"] + dy)
-
-    def _go_and_do(self, state: dict, target: tuple[int, int], reason: str) -> Choice:
-        dx, dy = target[0] - state["x"], target[1] - state["y"]
-        if abs(dx) + abs(dy) == 1:
-            facing = self._data.FACINGS[(dx, dy)]
-            if state["facing"] == facing:
-                return Choice("do", reason)
-            return Choice(f"move_{facing}", f"face the target: {reason}")
-        steps = []
-        if dx:
-            steps.append(("move_right" if dx > 0 else "move_left", (1 if dx > 0 else -1, 0)))
-        if dy:
-            steps.append(("move_down" if dy > 0 else "move_up", (0, 1 if dy > 0 else -1)))
-        steps.sort(key=lambda s: -abs(dx if s[1][0] else dy))
-        for action, (ox, oy) in steps:
-            if self._material_at(state, state["x"] + ox, state["y"] + oy) in self._data.WALKABLE:
-                return Choice(action, f"walk towards the target: {reason}")
-        return self._explore(state)
-
-    def _turn(self, state: dict) -> str:
-        for action, (ox, oy) in self._data.MOVES.items():
-            if self._material_at(state, state["x"] + ox, state["y"] + oy) in self._data.WALKABLE:
-                return action
-        return self._rng.choice(sorted(self._data.MOVES))
-
-    def _explore(self, state: dict) -> Choice:
-        ox, oy = self._data.MOVES[self._heading]
-        blocked = self._material_at(state, state["x"] + ox, state["y"] + oy) not in self._data.WALKABLE
-        if blocked or self._rng.random() < 0.1:
-            self._heading = self._rng.choice(sorted(self._data.MOVES))
-        return Choice(self._heading, "explore")
 
 
 class LLMAgent:

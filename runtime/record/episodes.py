@@ -2,7 +2,9 @@
 
 A session (CrafterSession, JerichoSession) owns the live game; this module owns how an episode is
 written and how it ends. Ctrl-C finishes the episode under way as `ended_by: interrupted` (a complete,
-clearly marked file) and stops; a crash leaves the `.jsonl.partial` stream. Recording many episodes
+clearly marked file) and stops. An error in the game or the agent finishes it as `ended_by: crashed`,
+every step played before the failing one kept, and stops with RecordingCrashed, one line naming the
+episode, the step and the error. Both are recorded again by the next run. Recording many episodes
 skips those already complete, so a long run resumes where it stopped; with jobs > 1 the episodes are
 recorded by worker processes, each episode written by one of them as one process writes it, so a run
 resumes the same way (an episode's file depends on its seed alone, not on who recorded it).
@@ -18,9 +20,14 @@ from typing import Callable, Iterable
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from qtc.errors import UserError
 from qtc.runtime.trace.format import EpisodeWriter, episode_path, is_complete
 
 StepHook = Callable[[object, dict], None]
+
+
+class RecordingCrashed(UserError):
+    """A step of an episode failed (the game or the agent raised): the steps before it were kept."""
 
 
 def record_episode(session, agent, directory: Path, max_steps: int,
@@ -34,6 +41,7 @@ def record_episode(session, agent, directory: Path, max_steps: int,
                 "seed": session.seed, "agent": session.agent_name}
     writer = EpisodeWriter(directory, session.episode_id, identity)
     n_steps, ended_by = 0, "step_limit"
+    step = 1  # the step being played: the one a failure is reported at
 
     def finish(ending: str) -> Path:
         header = {**identity, "n_steps": n_steps, "ended_by": ending, **session.header()}
@@ -43,11 +51,12 @@ def record_episode(session, agent, directory: Path, max_steps: int,
 
     try:
         while n_steps < max_steps:
+            step = n_steps + 1
             choice = agent.choose(session.state)
             if choice is None:
                 ended_by = "walkthrough_end"
                 break
-            record = session.step(n_steps + 1, choice)
+            record = session.step(step, choice)
             writer.write_step(record)
             n_steps += 1
             if on_step:
@@ -60,6 +69,11 @@ def record_episode(session, agent, directory: Path, max_steps: int,
     except KeyboardInterrupt:
         finish("interrupted")
         raise
+    except Exception as error:
+        path = finish("crashed")
+        raise RecordingCrashed(
+            f"{session.episode_id}: step {step} failed ({type(error).__name__}: {error}); its {n_steps} "
+            f"step(s) before are kept in {path} (ended_by: crashed)") from error
     return finish(ended_by)
 
 

@@ -100,7 +100,9 @@ HEADER_SPECS = {
                             "creatures": ("list", _CREATURE)}},
 }
 
-ENDINGS = ("done", "death", "step_limit", "walkthrough_end", "interrupted")
+ENDINGS = ("done", "death", "step_limit", "walkthrough_end", "interrupted", "crashed")
+# Endings of an episode cut short by the recording, not by the game: recorded again by the next run.
+UNFINISHED = ("interrupted", "crashed")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _JSON_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
@@ -434,7 +436,7 @@ def episode_path(directory: Path, episode_id: str) -> Path:
 
 
 def is_complete(path: Path) -> bool:
-    """Whether `path` holds a finished episode (one that ended, not one that was interrupted)."""
+    """Whether `path` holds a finished episode (one that ended, not one interrupted or crashed)."""
     if not path.exists():
         return False
     with path.open(encoding="utf-8") as stream:
@@ -442,7 +444,7 @@ def is_complete(path: Path) -> bool:
             header = json.loads(stream.readline())
         except json.JSONDecodeError:
             return False
-    return header.get("format_version") == FORMAT_VERSION and header.get("ended_by") != "interrupted"
+    return header.get("format_version") == FORMAT_VERSION and header.get("ended_by") not in UNFINISHED
 
 
 def _dump(record: dict) -> str:

@@ -86,12 +86,17 @@ def test_events_come_from_crafter_counters(trace_db):
     assert firsts == []
 
 
-def test_death_is_the_step_health_reached_zero(crafter_recording, trace_db):
-    episode = trace_db.execute("SELECT ended_by, death_step, death_cause, n_steps FROM episodes "
-                               "WHERE env = 'crafter'").fetchone()
-    assert crafter_recording.live[-1]["health"] == 0
-    assert episode == ("death", 196, "zombie", 196)
-    fatal = trace_db.execute("SELECT cause, attack FROM crafter_damage WHERE step = 196").fetchall()
+def test_death_is_the_step_health_reached_zero(tmp_path):
+    def weak_beside_a_zombie(session):
+        zombie_next_to_player(session)
+        session.env._player.health = 3
+    episode = _session_with(tmp_path, weak_beside_a_zombie, "noop", 20)
+    died = episode.header["n_steps"]
+    assert episode.steps[-1]["inventory"]["health"] == 0 and died < 20
+    con = open_store(tmp_path)
+    assert con.execute("SELECT ended_by, death_step, death_cause, n_steps FROM episodes").fetchone() == (
+        "death", died, "zombie", died)
+    fatal = con.execute("SELECT cause, attack FROM crafter_damage WHERE step = ?", [died]).fetchall()
     assert fatal[-1] == ("zombie", True)
 
 
@@ -121,14 +126,16 @@ def test_lava_kills_and_is_the_cause(tmp_path):
     assert episode.steps[0]["damage"] == [{"amount": 9, "cause": "lava", "attack": False}]
 
 
+def zombie_next_to_player(session):
+    world, player = session.env._world, session.env._player
+    target = player.pos + (1, 0)
+    world[target] = "grass"
+    if world[target][1]:
+        world.remove(world[target][1])
+    world.add(objects.Zombie(world, target, player))
+
+
 def test_zombie_attack_is_an_attack(tmp_path):
-    def zombie_next_to_player(session):
-        world, player = session.env._world, session.env._player
-        target = player.pos + (1, 0)
-        world[target] = "grass"
-        if world[target][1]:
-            world.remove(world[target][1])
-        world.add(objects.Zombie(world, target, player))
     episode = _session_with(tmp_path, zombie_next_to_player, "noop", 3)
     damage = [d for s in episode.steps for d in s["damage"]]
     assert damage and damage[0]["cause"] == "zombie" and damage[0]["attack"] is True

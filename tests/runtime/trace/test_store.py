@@ -20,10 +20,10 @@ from qtc.dsl import schema
 from qtc.errors import UserError
 from qtc.runtime.record.agents import Choice
 from qtc.runtime.record.crafter import CrafterSession
-from qtc.runtime.record.episodes import EpisodeSpec, record_episode, record_episodes
+from qtc.runtime.record.episodes import EpisodeSpec, RecordingCrashed, record_episode, record_episodes
 from qtc.runtime.trace import store
 from qtc.runtime.trace.store import load_traces, open_store
-from qtc.runtime.trace.format import is_complete, read_episode
+from qtc.runtime.trace.format import EpisodeWriter, is_complete, read_episode
 
 
 def test_every_schema_table_exists_with_its_columns(trace_db):
@@ -162,7 +162,7 @@ def test_a_number_out_of_range_or_deep_nesting_is_refused_with_its_line(crafter_
 def test_cli_sql_prints_a_table(crafter_trace_dir, capfd):
     assert main(["sql", "SELECT episode_id, ended_by FROM episodes", str(crafter_trace_dir)]) == 0
     out = capfd.readouterr().out
-    assert "crafter-scripted-s0" in out and "death" in out and "varchar" in out  # DuckDB's rendering, with types
+    assert "crafter-scripted-s0" in out and "step_limit" in out and "varchar" in out  # DuckDB's rendering, with types
 
 
 def test_cli_sql_runs_every_statement_in_every_format(crafter_trace_dir, tmp_path, capfd):
@@ -194,19 +194,24 @@ class Stopping:
         return Choice("noop")
 
 
-def test_interrupt_leaves_a_marked_episode_and_a_crash_a_partial_one(tmp_path):
+def test_interrupt_and_crash_leave_marked_episodes_and_a_kill_a_partial_one(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         record_episode(CrafterSession(1, "test", 20), Stopping(5, KeyboardInterrupt()), tmp_path, 20)
     path = tmp_path / "crafter-test-s1.jsonl"
     episode = read_episode(path)
     assert (episode.header["ended_by"], episode.header["n_steps"]) == ("interrupted", 4)
     assert not is_complete(path) and not list(tmp_path.glob("*.partial"))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RecordingCrashed):
         record_episode(CrafterSession(2, "test", 20), Stopping(3, RuntimeError("crash")), tmp_path, 20)
-    partial = tmp_path / "crafter-test-s2.jsonl.partial"
+    assert read_episode(tmp_path / "crafter-test-s2.jsonl").header["ended_by"] == "crashed"
+    # A recorder killed outright (no exception to catch) leaves the stream of the steps it wrote.
+    writer = EpisodeWriter(tmp_path, "crafter-test-s3", {"episode_id": "crafter-test-s3"})
+    writer.write_step({"step": 1})
+    writer.write_step({"step": 2})
+    partial = tmp_path / "crafter-test-s3.jsonl.partial"
     assert len(partial.read_text().splitlines()) == 3  # the marked header and two steps
     report = load_traces(duckdb.connect(), [tmp_path])
-    assert (report.episodes, report.partial_skipped) == (1, [partial])
+    assert (report.episodes, report.partial_skipped) == (2, [partial])
     with pytest.raises(UserError, match="partial recording"):
         read_episode(partial)
 
