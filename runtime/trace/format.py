@@ -200,11 +200,27 @@ def _read_lines(path: Path, read: Callable[..., str]) -> list[str]:
                         "record it again or delete it")
     try:
         lines = read(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise _not_utf8(path, error) from None
+    except OSError as error:
         raise UserError(f"{path}: cannot read trace: {error}") from None
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+def _not_utf8(path: Path, error: UnicodeDecodeError) -> UserError:
+    """The line and column of the first byte that is not UTF-8, found in the whole file (a text stream's
+    error counts from the chunk it decoded)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as whole:
+        error = whole
+    before = data[:error.start]
+    line, column = before.count(b"\n") + 1, error.start - before.rfind(b"\n")
+    return UserError(f"{path}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x} at column {column}: "
+                     f"{error.reason})")
 
 
 def _header(path: Path, lines: list[str]) -> dict:

@@ -32,6 +32,7 @@ from qtc.dsl import types as T
 from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
+from .consistency import check_consistency
 from .frames import find_frames, record_frames
 from .parquet import attach_corpus, is_corpus
 from .format import (HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure, read_text,
@@ -316,6 +317,7 @@ def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
 def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
     """Every table's rows, as Arrow tables."""
     _register_headers(reader, traces)
+    check_consistency(reader, traces)
     tables = _header_rows(traces)
     envs = {trace.header["env"] for trace in traces}
     for table, sql in TABLE_SQL.items():

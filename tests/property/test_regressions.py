@@ -25,3 +25,24 @@ def test_a_number_too_large_for_its_type_is_a_positioned_error(answer):
     assert_reported(text)
     code, stderr, _ = compile_text(text)
     assert code == 1 and ":6:10: error: " in stderr and ("64 bits" in stderr or "too large" in stderr)
+
+
+@pytest.mark.parametrize("line", [1, 3])
+def test_bytes_that_are_not_utf8_are_refused_with_their_line_and_column(tmp_path, line):
+    """Found by the deep fuzz run (bytes flipped): the refusal named the file and a byte offset only."""
+    import duckdb
+    from support.strategies import seeded_episode, write_episodes
+
+    from qtc.errors import UserError
+    from qtc.runtime.trace.format import read_header
+    from qtc.runtime.trace.store import load_traces
+
+    (path,) = write_episodes([seeded_episode("jericho", 1, 4)], tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    lines[line - 1] = lines[line - 1][:10] + b"\xff" + lines[line - 1][11:]
+    path.write_bytes(b"\n".join(lines))
+    expected = f"{path}:{line}: not UTF-8 text (byte 0xff at column 11: invalid start byte)"
+    for read in (lambda: load_traces(duckdb.connect(), [path]), *([lambda: read_header(path)] if line == 1 else [])):
+        with pytest.raises(UserError) as error:
+            read()
+        assert str(error.value) == expected
