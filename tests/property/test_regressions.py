@@ -46,3 +46,15 @@ def test_bytes_that_are_not_utf8_are_refused_with_their_line_and_column(tmp_path
         with pytest.raises(UserError) as error:
             read()
         assert str(error.value) == expected
+
+
+def test_a_template_id_broken_over_two_lines_is_one_template_not_a_failure_without_errors():
+    """Found by the deep fuzz run: the header scan read 'crafter.' as a template of its own, which then
+    failed with no error (exit 1, nothing said)."""
+    from support.fuzzing import compile_text
+
+    text = ("template crafter.\nt {\n  env crafter\n  category single_hop\n  answer_type integer\n"
+            "  question \"x\"\n  answer 1\n  evidence 1\n}\n")
+    assert_reported(text)
+    code, stderr, _ = compile_text(text)
+    assert code == 0, stderr
