@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from support.fuzzing import (BLOCKS, ERROR_LINE, Outcome, corrupted, message_shape, mutated, run_in_process,
-                             run_subprocess)
+from support.fuzzing import (BLOCKS, Outcome, corrupted, message_shape, mutated, run_in_process, run_subprocess,
+                             unplaced_errors)
 from support.strategies import seeded_episode, write_episodes
 
 from qtc.runtime.trace.format import read_header
@@ -134,11 +134,10 @@ def test_template_mutants_get_positioned_errors_or_generate(tmp_path):
         errors = [line for line in outcome.stderr.splitlines() if ": error: " in line]
         for line in errors:
             findings.refusals[message_shape(line.split(": error: ", 1)[1], path)] += 1
-        lines = text.count("\n") + 1
-        placed = [ERROR_LINE.match(line) for line in errors]
-        if outcome.code == 1 and (not placed or not all(m and 1 <= int(m["line"]) <= lines for m in placed)):
-            findings.finding("refusal without its place", message_shape(errors[0] if errors else outcome.stderr, path),
-                             number, text, outcome.stderr)
+        unplaced = unplaced_errors(outcome.stderr, text) if outcome.code == 1 else []
+        if unplaced:
+            findings.finding("refusal without its place", message_shape(unplaced[0], path), number, text,
+                             outcome.stderr)
         if outcome.code != 0:
             findings.outcomes[f"compile exit {outcome.code}"] += 1
             continue

@@ -58,3 +58,13 @@ def test_a_template_id_broken_over_two_lines_is_one_template_not_a_failure_witho
     assert_reported(text)
     code, stderr, _ = compile_text(text)
     assert code == 0, stderr
+
+
+def test_a_carriage_return_ends_a_line_of_a_template():
+    """Found by the deep fuzz run: a lone '\\r' ends a line as qtc reads a file, so an error after it is at
+    a line the file holds (the check had counted '\\n' only)."""
+    text = "template crafter.t {\r  env crafter\r  category single_hop\r  param[x: 1]\n"
+    from support.fuzzing import compile_text, unplaced_errors
+
+    code, stderr, _ = compile_text(text)
+    assert code == 1 and ":4:8: error: " in stderr and not unplaced_errors(stderr, text), stderr
