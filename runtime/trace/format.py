@@ -378,6 +378,10 @@ def duckdb_checks_sql(expression: str, spec, in_list: bool = False, depth: int =
             below = f"coalesce(list_bool_and(list_transform({expression}, lambda {element}: {inner})), true)"
     elif isinstance(spec, tuple):  # dict: kept as JSON text
         below = f"len(json_keys({expression})) = len(list_distinct(json_keys({expression})))"
+        if spec[1] == "int":  # json_structure calls 2**63 UBIGINT, as it does 5: each value must fit 64 bits
+            value = f"v{depth}"
+            below += (f" AND coalesce(list_bool_and(list_transform(json_extract({expression}, '$.*'), "
+                      f"lambda {value}: try_cast({value} AS BIGINT) IS NOT NULL)), true)")
     elif spec == "float":  # DuckDB reads 1e400 as infinity, and NaN as NaN: Python's reading refuses both
         below = f"isfinite({expression})"
     if nullable:

@@ -205,6 +205,8 @@ def test_corrupted_traces_are_refused_with_their_place_or_load_and_generate(tmp_
         tmp_path / "base")]
     batch: dict[str, Loaded] = {}
     for number in range(TRACES):
+        if number % 100 == 0:
+            print(f"trace {number}: {dict(findings.outcomes)}", file=sys.stderr, flush=True)
         kind, data = corrupted(chance.choice(bases), chance)
         folder = tmp_path / str(number)
         folder.mkdir()
@@ -232,8 +234,6 @@ def test_corrupted_traces_are_refused_with_their_place_or_load_and_generate(tmp_
                 _flush(findings, batch, tmp_path, number)
             continue
         shutil.rmtree(folder)
-        if number % 100 == 99:
-            print(f"trace {number}: {dict(findings.outcomes)}", file=sys.stderr, flush=True)
     _flush(findings, batch, tmp_path, TRACES)
     figures = findings.report(TRACES)
     assert not figures["findings"], f"{len(figures['findings'])} kinds of finding (above)"

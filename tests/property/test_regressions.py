@@ -68,3 +68,29 @@ def test_a_carriage_return_ends_a_line_of_a_template():
 
     code, stderr, _ = compile_text(text)
     assert code == 1 and ":4:8: error: " in stderr and not unplaced_errors(stderr, text), stderr
+
+
+@pytest.mark.parametrize("count, refused", [(2**63 - 1, False), (2**63, True)])
+def test_an_inventory_count_beyond_64_bits_is_refused_with_its_line_and_field(tmp_path, count, refused):
+    """Found by the deep fuzz run: a Crafter inventory (an object kept as JSON by the fast reader) with a
+    count of 2**63 passed the reader's checks and then failed building the inventory table."""
+    import json
+
+    import duckdb
+    from support.strategies import seeded_episode, write_episodes
+
+    from qtc.errors import UserError
+    from qtc.runtime.trace.store import load_traces
+
+    (path,) = write_episodes([seeded_episode("crafter", 1, 4)], tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    step = json.loads(lines[2])
+    step["inventory"]["iron_sword"] = count
+    lines[2] = json.dumps(step)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if not refused:
+        load_traces(duckdb.connect(), [path])
+        return
+    with pytest.raises(UserError) as error:
+        load_traces(duckdb.connect(), [path])
+    assert str(error.value) == f"{path}:3: field 'inventory.iron_sword': integer out of range (64 bits)"
