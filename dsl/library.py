@@ -89,7 +89,10 @@ def load_library(paths: list[str | Path]) -> Library:
                 except Unsupported as reason:
                     result.diagnostics.append(Diagnostic(name, template.span, f"the compiler cannot run this "
                                                          f"template yet: {reason}", "write it another way"))
-        results += sorted(file_results, key=lambda r: r.line)
+        parsed = {(template.span.line, template.id) for template in templates}
+        # A header the line scan read otherwise than the parser ('template crafter.' with the id's rest on the
+        # next line) is no template of its own: it is kept only for the errors it holds.
+        results += sorted((r for r in file_results if r.diagnostics or (r.line, r.id) in parsed), key=lambda r: r.line)
     _report_duplicate_ids(results)
     return Library(results, file_diagnostics, sources)
 

@@ -72,6 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the shards as tasks on the Ray cluster at ADDRESS (or auto: the one started "
                              "on this machine, or RAY_ADDRESS); needs pip install 'qtc[ray]'")
+    parser.add_argument("--memory-limit", metavar="SIZE",
+                        help="the memory DuckDB may use in each process that queries episodes (500MB, 4GB; default: "
+                             "DuckDB's, 80%% of this machine's); beyond it DuckDB spills to disk where it can")
     parser.add_argument("--force", action="store_true",
                         help="replace --out even if it was generated with other options")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no tables")
@@ -89,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     options = Options(tuple(Path(p) for p in args.traces), tuple(args.templates or [STANDARD_LIBRARY]), args.seed,
                       args.max_per_template, args.per_category, horizons[0], args.adversarial_ratio,
                       sampling=args.sampling, jobs=args.jobs,
-                      ray=args.ray, total=args.total)
+                      ray=args.ray, total=args.total, memory_limit=args.memory_limit)
     if not args.force:
         _refuse_other_options(args.out, options, horizons)
     if len(horizons) > 1:

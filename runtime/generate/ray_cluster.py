@@ -9,6 +9,7 @@ paths (a shared file system); nothing else travels but the statements and the ro
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 
@@ -38,7 +39,7 @@ class RayCluster:
             raise UserError(f"cannot connect to the Ray cluster at {address}: {str(error).splitlines()[0]}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.shards = plan_shards(files, cpus)
-        self.settings = Settings(settings.seed, settings.horizon, threads=1)
+        self.settings = replace(settings, threads=1)
         self.task = ray.remote(num_cpus=1, max_retries=0)(run_shard)
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:

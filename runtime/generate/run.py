@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import time
 from collections import Counter, defaultdict
 from contextlib import closing, contextmanager
@@ -41,6 +42,7 @@ STANDARD_LIBRARY = Path(qtc.templates.__file__).parent
 MIN_CANDIDATES_PER_EPISODE = 16
 OVERSAMPLING = 4  # bindings drawn per question wanted: requires and render failures reject some
 MAX_CAP_RAISES = 3  # how often a template short of candidates has its per-episode cap doubled
+MEMORY_SIZE = re.compile(r"[0-9]+(\.[0-9]+)? ?([KMGT]i?B|bytes)", re.IGNORECASE)  # DuckDB's sizes
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Options:
     jobs: int | None = 1
     ray: str | None = None  # a Ray cluster's address (or "auto") to run the shards on, instead of --jobs
     total: int | None = None  # the set's size: categories, envs and the adversarial share kept at set level
+    memory_limit: str | None = None  # DuckDB's memory_limit for each process that queries episodes ("2GB")
 
     def settings(self) -> dict:
         """The options that shape the set, as its summary records them (and `qtc generate` compares an
@@ -78,6 +81,8 @@ class Options:
             raise InvalidOption("adversarial_ratio", f"must be between 0 and 1, got {self.adversarial_ratio}")
         if not self.traces:
             raise InvalidOption("traces", "is empty: give trace files or folders")
+        if self.memory_limit is not None and not MEMORY_SIZE.fullmatch(self.memory_limit):
+            raise InvalidOption("memory_limit", f"must be a size such as 500MB or 4GB, got {self.memory_limit!r}")
         missing = [str(p) for p in (*self.traces, *self.templates) if not Path(p).exists()]
         if missing:
             raise UserError(f"no such file or folder: {', '.join(missing)}")

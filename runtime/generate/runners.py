@@ -13,6 +13,7 @@ import multiprocessing
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from typing import Callable, Protocol
 
 import pyarrow as pa
@@ -47,7 +48,7 @@ def open_runner(options) -> Runner:
             raise UserError("--ray reads trace files (each task loads its own); a .duckdb database or a "
                             "Parquet corpus is read by one process: leave out --ray, or give the trace files")
         return InProcess(options)
-    settings = Settings(options.seed, options.horizon)
+    settings = Settings(options.seed, options.horizon, memory_limit=options.memory_limit)
     if options.ray:
         from .ray_cluster import RayCluster
 
@@ -70,7 +71,7 @@ class InProcess:
         try:
             self.episodes = {eid: EpisodeInfo(env, game, n_steps) for eid, env, game, n_steps in
                              self.con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
-            prepare(self.con, Settings(options.seed, options.horizon))
+            prepare(self.con, Settings(options.seed, options.horizon, memory_limit=options.memory_limit))
         except BaseException:
             self.con.close()
             raise
@@ -97,7 +98,7 @@ class ProcessPool:
         self.episodes = episodes
         self.shards = shards
         workers = min(jobs, len(shards))
-        self.settings = Settings(settings.seed, settings.horizon, max(1, default_jobs() // workers))
+        self.settings = replace(settings, threads=max(1, default_jobs() // workers))
         self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:

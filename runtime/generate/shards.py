@@ -52,10 +52,11 @@ class Request:
 
 @dataclass(frozen=True)
 class Settings:
-    """What every shard's connection is set to: the sampling seed, the horizon, DuckDB's threads."""
+    """What every shard's connection is set to: the sampling seed, the horizon, DuckDB's threads and memory."""
     seed: int
     horizon: int | None
     threads: int | None = None  # None: DuckDB's default (every core)
+    memory_limit: str | None = None  # DuckDB's memory_limit ("2GB"), checked by run.Options; None: DuckDB's default
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,10 @@ def _shard(files: list[_TraceFile]) -> Shard:
                  tuple(sorted(Counter(f.env for f in files).items())))
 
 
+# Trace files are loaded into DuckDB's memory; a database made by qtc load is read from disk.
+_READ_IN_PLACE = "; a database made by qtc load --db is read from disk, not held in memory"
+
+
 def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     con.execute("SET enable_progress_bar = false")  # a worker's bar would write over the driver's
     con.execute(f"SET VARIABLE {SEED_VARIABLE} = {settings.seed}")
@@ -120,6 +125,12 @@ def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
         con.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {settings.horizon}")
     if settings.threads is not None:
         con.execute(f"SET threads = {settings.threads}")
+    if settings.memory_limit is not None:
+        try:
+            con.execute(f"SET memory_limit = '{settings.memory_limit}'")
+        except duckdb.OutOfMemoryException:
+            raise UserError(f"the episodes loaded take more memory than --memory-limit {settings.memory_limit} "
+                            f"already; give more, or fewer episodes to each process (--jobs N){_READ_IN_PLACE}") from None
 
 
 def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table:
@@ -127,6 +138,12 @@ def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table
     con.execute(f"SET VARIABLE {CAP_VARIABLE} = {request.cap}")
     try:
         return con.sql(request.sql).to_arrow_table()
+    except duckdb.OutOfMemoryException:
+        limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        raise UserError(f"template {request.template_id} needs more memory than DuckDB's limit of {limit} for "
+                        "the episodes queried together: give more with --memory-limit, or query fewer episodes at "
+                        "once (--jobs N splits them into shards of their own), or fewer steps (--horizon)"
+                        f"{_READ_IN_PLACE}") from None
     except duckdb.Error as error:
         raise UserError(f"template {request.template_id} failed to run: {str(error).splitlines()[0]}") from None
 

@@ -243,11 +243,27 @@ def _read_lines(path: Path, read: Callable[..., str]) -> list[str]:
                         "record it again or delete it")
     try:
         lines = read(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise _not_utf8(path, error) from None
+    except OSError as error:
         raise UserError(f"{path}: cannot read trace: {error}") from None
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+def _not_utf8(path: Path, error: UnicodeDecodeError) -> UserError:
+    """The line and column of the first byte that is not UTF-8, found in the whole file (a text stream's
+    error counts from the chunk it decoded)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as whole:
+        error = whole
+    before = data[:error.start]
+    line, column = before.count(b"\n") + 1, error.start - before.rfind(b"\n")
+    return UserError(f"{path}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x} at column {column}: "
+                     f"{error.reason})")
 
 
 def _header(path: Path, lines: list[str]) -> dict:
@@ -405,6 +421,10 @@ def duckdb_checks_sql(expression: str, spec, in_list: bool = False, depth: int =
             below = f"coalesce(list_bool_and(list_transform({expression}, lambda {element}: {inner})), true)"
     elif isinstance(spec, tuple):  # dict: kept as JSON text
         below = f"len(json_keys({expression})) = len(list_distinct(json_keys({expression})))"
+        if spec[1] == "int":  # json_structure calls 2**63 UBIGINT, as it does 5: each value must fit 64 bits
+            value = f"v{depth}"
+            below += (f" AND coalesce(list_bool_and(list_transform(json_extract({expression}, '$.*'), "
+                      f"lambda {value}: try_cast({value} AS BIGINT) IS NOT NULL)), true)")
     elif spec == "float":  # DuckDB reads 1e400 as infinity, and NaN as NaN: Python's reading refuses both
         below = f"isfinite({expression})"
     if nullable:

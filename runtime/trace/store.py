@@ -32,6 +32,7 @@ from qtc.dsl import types as T
 from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
+from .consistency import check_consistency
 from .crafter_rules import RULES, register_rules, rule_rows_sql, rule_tables
 from .frames import find_frames, record_frames
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
@@ -296,6 +297,7 @@ def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
 def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
     """Every table's rows, as Arrow tables."""
     _register_headers(reader, traces)
+    check_consistency(reader, traces)
     tables = _header_rows(traces)
     envs = {trace.header["env"] for trace in traces}
     for table, sql in TABLE_SQL.items():

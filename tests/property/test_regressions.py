@@ -25,3 +25,72 @@ def test_a_number_too_large_for_its_type_is_a_positioned_error(answer):
     assert_reported(text)
     code, stderr, _ = compile_text(text)
     assert code == 1 and ":6:10: error: " in stderr and ("64 bits" in stderr or "too large" in stderr)
+
+
+@pytest.mark.parametrize("line", [1, 3])
+def test_bytes_that_are_not_utf8_are_refused_with_their_line_and_column(tmp_path, line):
+    """Found by the deep fuzz run (bytes flipped): the refusal named the file and a byte offset only."""
+    import duckdb
+    from support.strategies import seeded_episode, write_episodes
+
+    from qtc.errors import UserError
+    from qtc.runtime.trace.format import read_header
+    from qtc.runtime.trace.store import load_traces
+
+    (path,) = write_episodes([seeded_episode("jericho", 1, 4)], tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    lines[line - 1] = lines[line - 1][:10] + b"\xff" + lines[line - 1][11:]
+    path.write_bytes(b"\n".join(lines))
+    expected = f"{path}:{line}: not UTF-8 text (byte 0xff at column 11: invalid start byte)"
+    for read in (lambda: load_traces(duckdb.connect(), [path]), *([lambda: read_header(path)] if line == 1 else [])):
+        with pytest.raises(UserError) as error:
+            read()
+        assert str(error.value) == expected
+
+
+def test_a_template_id_broken_over_two_lines_is_one_template_not_a_failure_without_errors():
+    """Found by the deep fuzz run: the header scan read 'crafter.' as a template of its own, which then
+    failed with no error (exit 1, nothing said)."""
+    from support.fuzzing import compile_text
+
+    text = ("template crafter.\nt {\n  env crafter\n  category single_hop\n  answer_type integer\n"
+            "  question \"x\"\n  answer 1\n  evidence 1\n}\n")
+    assert_reported(text)
+    code, stderr, _ = compile_text(text)
+    assert code == 0, stderr
+
+
+def test_a_carriage_return_ends_a_line_of_a_template():
+    """Found by the deep fuzz run: a lone '\\r' ends a line as qtc reads a file, so an error after it is at
+    a line the file holds (the check had counted '\\n' only)."""
+    text = "template crafter.t {\r  env crafter\r  category single_hop\r  param[x: 1]\n"
+    from support.fuzzing import compile_text, unplaced_errors
+
+    code, stderr, _ = compile_text(text)
+    assert code == 1 and ":4:8: error: " in stderr and not unplaced_errors(stderr, text), stderr
+
+
+@pytest.mark.parametrize("count, refused", [(2**63 - 1, False), (2**63, True)])
+def test_an_inventory_count_beyond_64_bits_is_refused_with_its_line_and_field(tmp_path, count, refused):
+    """Found by the deep fuzz run: a Crafter inventory (an object kept as JSON by the fast reader) with a
+    count of 2**63 passed the reader's checks and then failed building the inventory table."""
+    import json
+
+    import duckdb
+    from support.strategies import seeded_episode, write_episodes
+
+    from qtc.errors import UserError
+    from qtc.runtime.trace.store import load_traces
+
+    (path,) = write_episodes([seeded_episode("crafter", 1, 4)], tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    step = json.loads(lines[2])
+    step["inventory"]["iron_sword"] = count
+    lines[2] = json.dumps(step)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if not refused:
+        load_traces(duckdb.connect(), [path])
+        return
+    with pytest.raises(UserError) as error:
+        load_traces(duckdb.connect(), [path])
+    assert str(error.value) == f"{path}:3: field 'inventory.iron_sword': integer out of range (64 bits)"
