@@ -348,21 +348,16 @@ TABLES: tuple[Table, ...] = (
     CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE,
 )
 
-# Vocabulary kinds per environment, with the language type of their values (the vocab table holds them
-# as text: vocab_value reads one back).
+# Vocabulary kinds per environment, with the language type of their values. A Jericho episode's rooms are
+# not a vocabulary of its game but the rooms table (those it entered, and those a question can name).
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
-    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "room": T.ROOM},
+    "jericho": {"item": T.ITEM, "direction": T.DIRECTION},
     "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
                 "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
                 # What the player can stand on, and what it can collect: the plausible false premises
                 # about terrain underfoot and collections.
                 "terrain": T.MATERIAL, "collectable": T.ITEM},
 }
-
-
-def vocab_value(env: str, kind: str, text: str):
-    """A value of the vocab table as its kind's type holds it (a room's object number is an integer)."""
-    return int(text) if VOCAB_KINDS[env][kind].storage == "BIGINT" else text
 
 
 def tables_for(env: str) -> dict[str, Table]:

@@ -245,9 +245,7 @@ class ExprLowerer:
             episodes, vocab = self.table(schema.EPISODES), self.table(schema.VOCAB)
             frm.add(f"JOIN {episodes} qg ON qg.episode_id = c.episode_id",
                     f"JOIN {vocab} t ON t.game = qg.game AND t.kind = {sql_string(e.name)}")
-            storage = schema.VOCAB_KINDS[self.checked.env][e.name].storage
-            value = "t.value" if storage == "VARCHAR" else f"CAST(t.value AS {storage})"  # as schema.vocab_value
-            return Bag(frm, value, "NULL", key)
+            return Bag(frm, "t.value", "NULL", key)
         if isinstance(e, A.Field):
             rel = self.relation(e.base)
             return Bag(self.row_from(rel, key), f"t.{ident(e.name)}", "t.step" if rel.rtype.has_step else "NULL", key)

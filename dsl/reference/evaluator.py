@@ -63,7 +63,7 @@ class EpisodeRows:
     """One episode's rows of every table it can see, by the template name of the table."""
     episode: dict
     tables: dict[str, list[dict]]
-    vocab: dict[str, list]  # kind -> values of the episode's game, typed (schema.vocab_value)
+    vocab: dict[str, list[str]]  # kind -> values of the episode's game
 
 
 def cut_to_horizon(tables: Tables, horizon: int | None) -> list[EpisodeRows]:
@@ -75,11 +75,10 @@ def cut_to_horizon(tables: Tables, horizon: int | None) -> list[EpisodeRows]:
         for row in tables[table.sql_name]:
             if horizon is None or not table.has_step or row["step"] <= horizon:
                 by_episode[row["episode_id"]][table.sql_name].append(row)
-    vocab: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    vocab: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     vocab_rows: dict[str, list[dict]] = defaultdict(list)
-    envs = {row["game"]: row["env"] for row in tables[schema.EPISODES.sql_name]}
     for row in tables[schema.VOCAB.sql_name]:
-        vocab[row["game"]][row["kind"]].append(schema.vocab_value(envs[row["game"]], row["kind"], row["value"]))
+        vocab[row["game"]][row["kind"]].append(row["value"])
         vocab_rows[row["game"]].append(row)
     episodes = []
     for row in tables[schema.EPISODES.sql_name]:

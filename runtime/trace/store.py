@@ -263,13 +263,11 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
 
 def _vocabulary(header: dict) -> dict[str, list[str]]:
     """A game's vocabulary: Crafter's is the game's own data (crafter_data), so a trace recorded before a
-    kind was added has it too; a Jericho game's is the one its header recorded, with its rooms as rooms
-    (object numbers): those of the episode and the others the game lists (`room` strings of older
-    headers, which do not join the rooms, are left out)."""
+    kind was added has it too; a Jericho game's is the one its header recorded, but for the room names of
+    older headers, which joined no room (an episode's rooms are the rooms table: _jericho_rooms)."""
     if header["env"] == "crafter":
         return crafter_data.vocabulary()
-    rooms = [str(room["room"]) for room in _jericho_rooms(header)]
-    return {**{kind: values for kind, values in header["vocab"].items() if kind != "room"}, "room": rooms}
+    return {kind: values for kind, values in header["vocab"].items() if kind != "room"}
 
 
 def _jericho_rooms(header: dict) -> list[dict]:
