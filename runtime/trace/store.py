@@ -28,10 +28,12 @@ import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
 from qtc.dsl.conventions import command, command_direction, named_item_steps
+from qtc.dsl.events import KINDS as event_kinds
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
+from . import events
 from .frames import find_frames, record_frames
 from .parquet import attach_corpus, is_corpus
 from .format import (HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure, read_text,
@@ -294,8 +296,10 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
 
 def _vocabulary(header: dict) -> dict[str, list[str]]:
     """A game's vocabulary: Crafter's is the game's own data (crafter_data), so a trace recorded before a
-    kind was added has it too; a Jericho game's is the one its header recorded."""
-    return crafter_data.vocabulary() if header["env"] == "crafter" else header["vocab"]
+    kind was added has it too; a Jericho game's is the one its header recorded; both with the game's event
+    kinds (dsl/events.py)."""
+    vocabulary = crafter_data.vocabulary() if header["env"] == "crafter" else header["vocab"]
+    return {**vocabulary, "event": list(event_kinds[header["env"]])}
 
 
 def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
@@ -324,6 +328,9 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     if schema.JERICHO_STEPS in tables:
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
         tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
+    tables[schema.EVENTS] = events.events(reader, tables, envs)
+    tables[schema.EVENT_SUBJECTS] = events.event_subjects([trace.header for trace in traces], _vocabulary)
+    events.with_rejected(reader, tables)
     if "crafter" in envs:
         for name, table in (("q_steps", schema.CRAFTER_STEPS), ("q_inventory", schema.CRAFTER_INVENTORY),
                             ("q_view", schema.CRAFTER_VIEW)):
