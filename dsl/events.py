@@ -9,33 +9,30 @@ from. A kind is a value of the language type `event`, so a template that writes 
 
 from __future__ import annotations
 
-# Each kind with the question text of one such event ("{}" is its subject), per game. A kind without a
-# subject (falling asleep, a score change) has null as its subject.
-PHRASES: dict[str, dict[str, str]] = {
-    "jericho": {
-        "item_gained": "you got the {}",
-        "item_lost": "the {} left your inventory",
-        "room_entered": "you entered {}",
-        "room_left": "you left {}",
-        "score_changed": "your score changed",
-        "death": "you died",
-    },
-    "crafter": {
-        "achievement": "you were credited with the achievement {}",
-        "item_gained": "your {} count went up",
-        "item_lost": "your {} count went down",
-        "damage": "you took damage from {}",
-        "sleep": "you fell asleep",
-        "wake": "you woke up",
-        "stat_low": "your {} fell below 3",
-        "terrain_first": "you stood on {} for the first time",
-        "death": "you died",
-    },
+# Each kind with the question text of one such event ("{}" is its subject); a kind without a subject
+# (falling asleep, a score change) has null as its subject. One wording per kind, in both games.
+PHRASES: dict[str, str] = {
+    "item_gained": "you got the {}",
+    "item_lost": "the {} left your inventory",
+    "room_entered": "you entered {}",
+    "room_left": "you left {}",
+    "score_changed": "your score changed",
+    "achievement": "you were credited with the achievement {}",
+    "damage": "you took damage from {}",
+    "sleep": "you fell asleep",
+    "wake": "you woke up",
+    "stat_low": "your {} fell below 3",
+    "terrain_first": "you first stood on {}",
+    "death": "you died",
 }
 
-KINDS: dict[str, tuple[str, ...]] = {env: tuple(phrases) for env, phrases in PHRASES.items()}
-KINDS["any"] = tuple(dict.fromkeys(kind for kinds in PHRASES.values() for kind in kinds))
-
+# The kinds of each game, a closed vocabulary (`kind == "achievment"` is refused).
+KINDS: dict[str, tuple[str, ...]] = {
+    "jericho": ("item_gained", "item_lost", "room_entered", "room_left", "score_changed", "death"),
+    "crafter": ("achievement", "item_gained", "item_lost", "damage", "sleep", "wake", "stat_low", "terrain_first",
+                "death"),
+}
+KINDS["any"] = tuple(PHRASES)
 # The vocabulary (vocab kind) each kind's plausible subjects come from, per game; damage's are DAMAGE_CAUSES.
 SUBJECT_VOCABULARY: dict[str, dict[str, str]] = {
     "jericho": {"item_gained": "item", "item_lost": "item", "room_entered": "room", "room_left": "room"},
@@ -55,17 +52,18 @@ DAMAGE_CAUSES = {"zombie": "a zombie", "skeleton": "a skeleton's arrow", "lava":
 UNKNOWN_CAUSE = {"unknown": "an unknown cause"}
 
 
-def phrase(kind: str, subject: str | None, env: str) -> str:
-    """How a question words one event of `env`: a Crafter identifier as words, a Jericho name as printed.
+def phrase(kind: str, subject: str | None) -> str:
+    """How a question words one event: its subject shown as names are (dsl/render.py, name_text: a
+    Crafter identifier as words; a Jericho name, which has no underscore, as printed).
 
-    >>> phrase("achievement", "collect_wood", "crafter"), phrase("room_entered", "West of House", "jericho")
+    >>> phrase("achievement", "collect_wood"), phrase("room_entered", "West of House")
     ('you were credited with the achievement collect wood', 'you entered West of House')
-    >>> phrase("damage", "zombie", "crafter"), phrase("sleep", None, "crafter")
+    >>> phrase("damage", "zombie"), phrase("sleep", None)
     ('you took damage from a zombie', 'you fell asleep')
     """
-    text = PHRASES[env][kind]
+    text = PHRASES[kind]
     if "{}" not in text:
         return text
     if kind == "damage":
         return text.format({**DAMAGE_CAUSES, **UNKNOWN_CAUSE}.get(subject, subject))
-    return text.format(subject.replace("_", " ") if env == "crafter" else subject)
+    return text.format(subject.replace("_", " "))

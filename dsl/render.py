@@ -70,7 +70,7 @@ def displacement_text(dx: int, dy: int) -> str:
 
 def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
-    # `{{ kind | event(subject, 'crafter') }}`: one event in words (dsl/events.py).
+    # `{{ kind | event(subject) }}`: one event in words (dsl/events.py).
     env.filters.update(ordinal=ordinal, quote=quote, plural=plural, event=phrase)
     return env
 

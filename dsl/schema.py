@@ -277,6 +277,8 @@ VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
                 # What the player can stand on, and what it can collect: the plausible false premises
                 # about terrain underfoot and collections.
                 "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT},
+    # What every game has, for templates of both (env any).
+    "any": {"event": T.EVENT},
 }
 
 

@@ -48,7 +48,7 @@ _CRAFTER_KINDS = {
     "death": "SELECT episode_id, death_step, NULL FROM episodes WHERE env = 'crafter' AND death_step IS NOT NULL",
 }
 _KIND_SQL = {"jericho": _JERICHO_KINDS, "crafter": _CRAFTER_KINDS}
-assert all(tuple(_KIND_SQL[env]) == KINDS[env] for env in _KIND_SQL), "one derivation per kind of dsl/events.py"
+assert all(tuple(_KIND_SQL[env]) == KINDS[env] for env in schema.ENVS), "one derivation per kind of dsl/events.py"
 
 
 def _events_sql(env: str) -> str:
@@ -98,25 +98,37 @@ def _arrow_schema(table: schema.Table) -> pa.Schema:
 _NUMBERED = re.compile(r" \(\d+\)$")
 
 
-def event_subjects(headers: list[dict], vocabulary) -> pa.Table:
+def event_subjects(headers: list[dict], vocabulary, tables: dict[schema.Table, pa.Table]) -> pa.Table:
     """event_subjects: per episode, each kind's plausible subjects, from the game's vocabulary
-    (`vocabulary(header)`), less (for rooms) the names of every room of the episode and (for
-    terrain) what the player stood on before its first action: things that did happen are never
-    offered as false premises."""
+    (`vocabulary(header)`), less what the episode met at any step: the names of its rooms, the things it
+    carried or met by name (CONVENTIONS.md, Items), the terrain it started on. Something that did
+    happen is never offered as a false premise, even after the horizon."""
+    met = _met_items(tables)
     rows = []
     for h in headers:
         vocab = vocabulary(h)
-        seen_rooms = {name for room in h.get("rooms", ()) for name in
-                      (room["name"], room["display_name"], _NUMBERED.sub("", room["display_name"]))}
-        start_terrain = h["initial"].get("terrain")
+        seen = met.get(h["episode_id"], set()) | {h["initial"].get("terrain")} | {
+            name for room in h.get("rooms", ())
+            for name in (room["name"], room["display_name"], _NUMBERED.sub("", room["display_name"]))}
         for kind, vocab_kind in SUBJECT_VOCABULARY[h["env"]].items():
-            for subject in dict.fromkeys(vocab.get(vocab_kind, ())):
-                if not (vocab_kind == "room" and subject in seen_rooms or vocab_kind == "terrain" and subject == start_terrain):
-                    rows.append((h["episode_id"], kind, subject))
+            rows += [(h["episode_id"], kind, subject) for subject in dict.fromkeys(vocab.get(vocab_kind, ()))
+                     if subject not in seen]
         if h["env"] == "crafter":
             rows += [(h["episode_id"], "damage", cause) for cause in DAMAGE_CAUSES]
     columns = list(zip(*rows)) if rows else [(), (), ()]
     return pa.Table.from_arrays([pa.array(c, pa.string()) for c in columns], schema=_arrow_schema(schema.EVENT_SUBJECTS))
+
+
+def _met_items(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:
+    """Per Jericho episode, every thing it carried (before or after any step) or met by name."""
+    met: dict[str, set[str]] = {}
+    if schema.JERICHO_STEPS in tables:
+        for row in tables[schema.JERICHO_STEPS].select(["episode_id", "inventory_before", "inventory_after"]).to_pylist():
+            met.setdefault(row["episode_id"], set()).update(row["inventory_before"], row["inventory_after"])
+    if schema.JERICHO_NAMED_ITEMS in tables:
+        for row in tables[schema.JERICHO_NAMED_ITEMS].select(["episode_id", "item"]).to_pylist():
+            met.setdefault(row["episode_id"], set()).add(row["item"])
+    return met
 
 
 # ---- rejected commands ----

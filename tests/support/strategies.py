@@ -87,12 +87,15 @@ ROOMS = {10: ("West of House", "West of House"), 20: ("Forest", "Forest (1)"), 2
 DIRECTIONS = ("north", "south", "east", "west", "up", "down")
 IDLE_ACTIONS = ("look", "wait", "open mailbox", "inventory")
 NO_DIRECTION_MOVE = "climb tree"  # a move whose command names no direction
+# Commands the parser refuses, with its reply (CONVENTIONS.md, Rejected commands).
+REFUSED = {"frobnicate": 'I don\'t know the word "frobnicate".', "take": "What do you want to take?"}
 
 jericho_intents = st.one_of(
     st.tuples(st.just("move"), st.sampled_from(DIRECTIONS + (NO_DIRECTION_MOVE,)), st.sampled_from(sorted(ROOMS))),
     st.tuples(st.just("take"), st.sampled_from(ITEMS)),
     st.tuples(st.just("drop"), st.sampled_from(ITEMS)),
     st.tuples(st.just("idle"), st.sampled_from(IDLE_ACTIONS)),
+    st.tuples(st.just("refused"), st.sampled_from(sorted(REFUSED))),
 )
 
 
@@ -127,7 +130,7 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
         if room not in visited:
             visited.append(room)
         score += reward
-        after = f"{ROOMS[room][1]}. You {action}."
+        after = REFUSED[action] if kind == "refused" else f"{ROOMS[room][1]}. You {action}."
         steps.append({
             "step": number, "action": action, "reason": reason, "obs_before": observation, "obs_after": after,
             "reward": reward, "score": score, "moves": number, "room_before": before, "room_after": room,
