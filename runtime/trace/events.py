@@ -133,7 +133,14 @@ def _met_items(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:
 
 # ---- rejected commands ----
 
-_CRAFTER_REJECTED = f"""
+# A sleeping player's command is replaced by sleep unless it wakes at the step's start, which Crafter
+# counts as the achievement wake_up; `acted` is whether the command itself ran.
+_CRAFTER_REJECTED = """
+WITH s AS (
+  SELECT *, NOT coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), false) OR EXISTS (
+    SELECT 1 FROM crafter_achievements a WHERE a.episode_id = t.episode_id AND a.step = t.step
+    AND a.achievement = 'wake_up') AS acted
+  FROM crafter_steps t)
 SELECT s.episode_id, s.step,
   s.action != 'noop'
   AND s.x_after = s.x_before AND s.y_after = s.y_before AND s.facing_after = s.facing_before
@@ -143,13 +150,13 @@ SELECT s.episode_id, s.step,
   AND NOT EXISTS (SELECT 1 FROM crafter_map_changes m WHERE m.episode_id = s.episode_id AND m.step = s.step)
   AND NOT EXISTS (SELECT 1 FROM crafter_achievements a WHERE a.episode_id = s.episode_id AND a.step = s.step
                   AND a.achievement != 'wake_up')
-  AND NOT (s.action = 'do' AND EXISTS (
+  AND NOT (s.action = 'do' AND s.acted AND EXISTS (
     SELECT 1 FROM crafter_creatures c WHERE c.episode_id = s.episode_id AND c.step = s.step - 1
     AND list_contains($struck, c.creature)
     AND c.x = s.x_before + CASE s.facing_before WHEN 'left' THEN -1 WHEN 'right' THEN 1 ELSE 0 END
     AND c.y = s.y_before + CASE s.facing_before WHEN 'up' THEN -1 WHEN 'down' THEN 1 ELSE 0 END))
   AS rejected
-FROM crafter_steps s ORDER BY s.episode_id, s.step
+FROM s ORDER BY s.episode_id, s.step
 """
 # The creatures a `do` always harms (Player._do_object): striking one is never without effect.
 _STRUCK = ("zombie", "skeleton", "cow")
