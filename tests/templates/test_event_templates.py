@@ -1,5 +1,5 @@
-"""The event and rejected-command templates on real episodes (the session fixtures: zork1's walkthrough,
-Crafter's scripted agent until it dies), every candidate's answer worked out again from the trace files
+"""The event and rejected-command templates on real episodes (Crafter's scripted agent until it dies;
+zork1, detective and sorcerer, walkthrough prefixes with refused commands put in), every candidate's answer worked out again from the trace files
 themselves, read as a careful reader would: the inventories, rooms, scores, achievements, stats and
 deaths of each step (CONVENTIONS.md, Events; Rejected commands)."""
 
@@ -13,7 +13,11 @@ import pytest
 from qtc.dsl.conventions import ORDINALS
 from qtc.dsl.library import load_library
 from qtc.dsl.rejected import parser_refused
+from qtc.runtime.trace.store import open_store
+
+from conftest import rom_path
 from support.handmade import candidates
+from support.refusals import record_with_refusals
 from support.paths import TEMPLATES
 
 
@@ -65,9 +69,12 @@ def trace_events(path: Path) -> tuple[str, dict[tuple[str, str | None], list[int
 
 
 @pytest.fixture(scope="module")
-def recorded(trace_db, crafter_trace_dir, jericho_trace_dir):
-    read = [trace_events(path) for folder in (crafter_trace_dir, jericho_trace_dir) for path in folder.glob("*.jsonl")]
-    return trace_db, {episode: (events, rejected) for episode, events, rejected in read}
+def recorded(tmp_path_factory, crafter_trace_dir):
+    refusals = record_with_refusals(tmp_path_factory.mktemp("refusals"), rom_path)
+    read = [trace_events(path) for folder in (crafter_trace_dir, refusals) for path in folder.glob("*.jsonl")]
+    con = open_store(crafter_trace_dir, refusals)
+    yield con, {episode: (events, rejected) for episode, events, rejected in read}
+    con.close()
 
 
 def library_rows(con, prefix: str) -> dict[str, list[dict]]:
@@ -106,4 +113,8 @@ def test_rejected_command_templates_answer_what_the_replies_show(recorded):
     for r in rows["jericho.rejected_count"]:
         refused = episodes[r["episode_id"]][1]
         assert r["answer"] == sum(refused[t] for t in range(r["p_L"], r["p_R"] + 1))
-    assert rows["jericho.command_understood"] and rows["jericho.rejected_count"]
+    for r in rows["jericho.rejected_steps"]:
+        refused = episodes[r["episode_id"]][1]
+        assert sorted(r["answer"]) == [t for t in range(r["p_L"], r["p_R"] + 1) if refused[t]]
+    assert all(rows[t] for t in ("jericho.command_understood", "jericho.rejected_count", "jericho.rejected_steps"))
+    assert any(r["answer"] is False for r in rows["jericho.command_understood"])

@@ -12,22 +12,14 @@ from crafter import objects
 
 from qtc.dsl import crafter_data
 from qtc.dsl.events import KINDS, STAT_LOW_LEVEL
-from qtc.runtime.record.agents import RandomAgent, ScriptedCrafterAgent, WalkthroughAgent
+from qtc.runtime.record.agents import RandomAgent, ScriptedCrafterAgent
 from qtc.runtime.record.crafter import CrafterSession
 from qtc.runtime.record.episodes import record_episode
-from qtc.runtime.record.jericho import JerichoSession
 from qtc.runtime.trace.store import open_store
 
 from conftest import rom_path
 from support.handmade import compile_source, template
-
-# Commands each game's parser refuses, put after the fourth walkthrough command; a command the game
-# understood and turned down (zork1's "take zorkmid": "You can't be serious.") or completed ("take" takes
-# what is at hand) is not refused.
-JUNK = ["xyzzyq", "take zorkmid", "take"]
-REFUSED = {"zork1": {5}, "detective": {5, 6}, "sorcerer": {5, 6}}
-JERICHO_STEPS = 14
-
+from support.refusals import REFUSED, record_with_refusals
 
 def events_of(con, episode: str) -> dict[str, list[tuple[int, str | None]]]:
     by_kind: dict[str, list] = {}
@@ -39,14 +31,7 @@ def events_of(con, episode: str) -> dict[str, list[tuple[int, str | None]]]:
 
 @pytest.fixture(scope="module")
 def jericho_store(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("jericho_events")
-    for game in REFUSED:
-        session = JerichoSession(rom_path(f"{game}.z5" if game != "sorcerer" else "sorcerer.z3"), None,
-                                 "walkthrough", record_valid_actions=False)
-        walkthrough = session.env.get_walkthrough()
-        commands = walkthrough[:4] + JUNK + walkthrough[4:JERICHO_STEPS - len(JUNK)]
-        record_episode(session, WalkthroughAgent(commands), directory, len(commands))
-    con = open_store(directory)
+    con = open_store(record_with_refusals(tmp_path_factory.mktemp("jericho_events"), rom_path))
     yield con
     con.close()
 
