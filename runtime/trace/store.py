@@ -448,6 +448,21 @@ def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb
         raise UserError(f"{path}: cannot open database: {error}") from None
 
 
+def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str) -> None:
+    """A UserError naming what a store made by an earlier qtc lacks (a table or column added since, all
+    of them derived from the traces), rather than a query failing on it later."""
+    present = {(table, column) for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns()").fetchall()}
+    tables = {table for table, _ in present}
+    if schema.EPISODES.sql_name not in tables:
+        return  # a new database: load_traces makes every table
+    missing = [t.sql_name if t.sql_name not in tables else f"{t.sql_name}.{c.name}"
+               for t in schema.TABLES for c in t.all_columns if (t.sql_name, c.name) not in present]
+    if missing:
+        raise UserError(f"{source}: made by an earlier qtc, it lacks {', '.join(dict.fromkeys(missing))}: "
+                        "load its traces again (all of these are derived from them)")
+
+
 def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the trace tables and the episodes of `sources` loaded.
 
@@ -462,6 +477,7 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
             raise UserError(f"{corpora[0]}: a Parquet corpus is read alone, without other traces or databases")
         con = duckdb.connect()
         attach_corpus(con, corpora[0])
+        check_current(con, corpora[0])
         register_primitives(con)
         return con
     databases = [Path(s) for s in sources if str(s).endswith(DB_SUFFIX)]
@@ -473,6 +489,8 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
     if databases and not traces and not databases[0].exists():
         raise UserError(f"{databases[0]}: no such database")
     con = connect_database(databases[0], read_only=not traces) if databases else duckdb.connect()
+    if databases:
+        check_current(con, databases[0])
     if traces or not databases:
         load_traces(con, traces)
     register_primitives(con)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import duckdb
 import numpy as np
 import pytest
 from crafter import objects
@@ -203,3 +204,17 @@ def test_event_kinds_are_a_closed_vocabulary_of_the_language():
   evidence $t""")
     with pytest.raises(AssertionError, match="'achievment' is not among crafter's events"):
         compile_source(source)
+
+
+def test_a_store_made_before_events_is_refused_with_what_it_lacks(tmp_path, crafter_trace_dir):
+    from qtc.errors import UserError
+
+    database = tmp_path / "old.duckdb"
+    open_store(crafter_trace_dir, db=database).close()
+    con = duckdb.connect(str(database))
+    con.execute("DROP TABLE events")
+    con.execute("ALTER TABLE crafter_steps DROP COLUMN rejected")
+    con.close()
+    with pytest.raises(UserError, match=r"old.duckdb: made by an earlier qtc, it lacks crafter_steps.rejected, events: "
+                                        "load its traces again"):
+        open_store(database)
