@@ -59,12 +59,10 @@ def _events_sql(env: str) -> str:
 
 
 def events(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table], envs: set[str]) -> pa.Table:
-    """The events table of every episode of `envs`, from the store's other tables."""
+    """The events table of every episode of `envs` (at least one), from the store's other tables."""
     with _registered(reader, tables):
         parts = [reader.sql(_events_sql(env), params=_parameters(env)).to_arrow_table() for env in sorted(envs)]
-    names = [c.name for c in schema.EVENTS.all_columns]
-    return pa.concat_tables([part.rename_columns(names).cast(_arrow_schema(schema.EVENTS)) for part in parts],
-                            promote_options="none") if parts else _arrow_schema(schema.EVENTS).empty_table()
+    return pa.concat_tables(parts)
 
 
 def _parameters(env: str) -> dict:
@@ -89,17 +87,12 @@ class _registered:
             self.reader.unregister(table.sql_name)
 
 
-def _arrow_schema(table: schema.Table) -> pa.Schema:
-    types = {"BIGINT": pa.int64(), "VARCHAR": pa.string(), "BOOLEAN": pa.bool_()}
-    return pa.schema([(c.name, types[c.sql_type]) for c in table.all_columns])
-
-
 # A numbered display name ("Forest (2)") is one of the rooms named "Forest".
 _NUMBERED = re.compile(r" \(\d+\)$")
 
 
-def event_subjects(headers: list[dict], vocabulary, tables: dict[schema.Table, pa.Table]) -> pa.Table:
-    """event_subjects: per episode, each kind's plausible subjects, from the game's vocabulary
+def event_subjects(headers: list[dict], vocabulary, tables: dict[schema.Table, pa.Table]) -> list[tuple]:
+    """The rows of event_subjects: per episode, each kind's plausible subjects, from the game's vocabulary
     (`vocabulary(header)`), less what the episode met at any step: the names of its rooms, the things it
     carried or met by name (CONVENTIONS.md, Items), the terrain it started on. Something that did
     happen is never offered as a false premise, even after the horizon."""
@@ -115,8 +108,7 @@ def event_subjects(headers: list[dict], vocabulary, tables: dict[schema.Table, p
                      if subject not in seen]
         if h["env"] == "crafter":
             rows += [(h["episode_id"], "damage", cause) for cause in DAMAGE_CAUSES]
-    columns = list(zip(*rows)) if rows else [(), (), ()]
-    return pa.Table.from_arrays([pa.array(c, pa.string()) for c in columns], schema=_arrow_schema(schema.EVENT_SUBJECTS))
+    return rows
 
 
 def _met_items(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:

@@ -328,8 +328,10 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     if schema.JERICHO_STEPS in tables:
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
         tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
-    tables[schema.EVENTS] = events.events(reader, tables, envs)
-    tables[schema.EVENT_SUBJECTS] = events.event_subjects([trace.header for trace in traces], _vocabulary, tables)
+    if envs:
+        tables[schema.EVENTS] = events.events(reader, tables, envs)
+    tables[schema.EVENT_SUBJECTS] = _arrow_table(schema.EVENT_SUBJECTS, events.event_subjects(
+        [trace.header for trace in traces], _vocabulary, tables))
     events.with_rejected(reader, tables)
     if "crafter" in envs:
         for name, table in (("q_steps", schema.CRAFTER_STEPS), ("q_inventory", schema.CRAFTER_INVENTORY),
