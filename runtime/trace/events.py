@@ -9,6 +9,7 @@ trace recorded before these tables existed loads with them.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 import duckdb
 import pyarrow as pa
@@ -28,8 +29,9 @@ _JERICHO_KINDS = {
     "score_changed": "SELECT episode_id, step, NULL FROM jericho_steps WHERE reward != 0",
     "death": "SELECT episode_id, death_step, NULL FROM episodes WHERE env = 'jericho' AND death_step IS NOT NULL",
 }
-_CRAFTER_SLEEP = ("SELECT episode_id, step, sleeping, coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), "
-                  "false) AS was_sleeping FROM crafter_steps")
+# Crafter's steps with whether the player was asleep before each (it starts awake).
+_CRAFTER_SLEEP = ("SELECT *, coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), false) AS was_sleeping "
+                  "FROM crafter_steps")
 _CRAFTER_KINDS = {
     "achievement": "SELECT DISTINCT episode_id, step, achievement FROM crafter_achievements",
     "item_gained": "SELECT episode_id, step, item FROM crafter_item_events WHERE change = 'gained' "
@@ -69,22 +71,19 @@ def _parameters(env: str) -> dict:
     return {"stats": list(crafter_data.STATS), "level": STAT_LOW_LEVEL} if env == "crafter" else {}
 
 
-class _registered:
+@contextmanager
+def _registered(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]):
     """The store's tables as views of `reader`, by their DuckDB names, while the derivations run."""
-
-    def __init__(self, reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]):
-        self.reader, self.tables = reader, tables
-
-    def __enter__(self):
-        for table, rows in self.tables.items():
-            # Named by the schema (the store's SQL leaves some unnamed); a steps table is read before its
-            # last column, `rejected`, is added.
-            names = [c.name for c in table.all_columns][:rows.num_columns]
-            self.reader.register(table.sql_name, rows.rename_columns(names))
-
-    def __exit__(self, *_):
-        for table in self.tables:
-            self.reader.unregister(table.sql_name)
+    for table, rows in tables.items():
+        # Named by the schema (the store's SQL leaves some unnamed); a steps table is read before its
+        # last column, `rejected`, is added.
+        names = [c.name for c in table.all_columns][:rows.num_columns]
+        reader.register(table.sql_name, rows.rename_columns(names))
+    try:
+        yield
+    finally:
+        for table in tables:
+            reader.unregister(table.sql_name)
 
 
 # A numbered display name ("Forest (2)") is one of the rooms named "Forest".
@@ -127,12 +126,12 @@ def _met_items(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:
 
 # A sleeping player's command is replaced by sleep unless it wakes at the step's start, which Crafter
 # counts as the achievement wake_up; `acted` is whether the command itself ran.
-_CRAFTER_REJECTED = """
+_CRAFTER_REJECTED = f"""
 WITH s AS (
-  SELECT *, NOT coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), false) OR EXISTS (
+  SELECT *, NOT was_sleeping OR EXISTS (
     SELECT 1 FROM crafter_achievements a WHERE a.episode_id = t.episode_id AND a.step = t.step
     AND a.achievement = 'wake_up') AS acted
-  FROM crafter_steps t)
+  FROM ({_CRAFTER_SLEEP}) t)
 SELECT s.episode_id, s.step,
   s.action != 'noop'
   AND s.x_after = s.x_before AND s.y_after = s.y_before AND s.facing_after = s.facing_before
