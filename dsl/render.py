@@ -10,6 +10,7 @@ import jinja2
 
 from . import types as T
 from .conventions import ORDINAL_WORDS
+from .events import phrase
 
 # The types whose values are a game's identifiers ('place_stone', 'collect_wood'), shown as words.
 NAME_TYPES = frozenset({T.ACTION, T.ITEM, T.MATERIAL, T.ACHIEVEMENT, T.CREATURE})
@@ -69,7 +70,8 @@ def displacement_text(dx: int, dy: int) -> str:
 
 def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
-    env.filters.update(ordinal=ordinal, quote=quote, plural=plural)
+    # `{{ kind | event(subject) }}`: one event in words (dsl/events.py).
+    env.filters.update(ordinal=ordinal, quote=quote, plural=plural, event=phrase)
     return env
 
 

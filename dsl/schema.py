@@ -115,6 +115,8 @@ JERICHO_STEPS = Table("steps", "jericho", (
     C("inventory_after", T.ListOf(T.ITEM), "items carried after the action, sorted"),
     C("valid_actions", T.ListOf(T.ACTION), "valid actions before acting (Jericho's finder)"),
     C("done", T.BOOLEAN, "whether the game ended with this action"),
+    Column("rejected", T.BOOLEAN, "whether the game's parser refused the command, by its reply (CONVENTIONS.md, "
+           "Rejected commands); computed at load", derived=True),
 ), "one row per step of a Jericho episode")
 
 JERICHO_ROOMS = Table("rooms", "jericho", (
@@ -207,6 +209,8 @@ CRAFTER_STEPS = Table("steps", "crafter", (
     C("daylight", T.FLOAT, "daylight after the action, 0..1"),
     C("sleeping", T.BOOLEAN, "whether the player is asleep after the action"),
     C("done", T.BOOLEAN, "whether the episode ended with this action"),
+    Column("rejected", T.BOOLEAN, "whether the action (not noop) changed nothing it could change (CONVENTIONS.md, "
+           "Rejected commands); computed at load", derived=True),
 ), "one row per step of a Crafter episode")
 
 CRAFTER_INVENTORY = Table("inventory", "crafter", (
@@ -337,6 +341,19 @@ CRAFTER_DAMAGE = Table("damage", "crafter", (
     C("attack", T.BOOLEAN, "whether a creature caused it"),
 ), "health lost, with its cause")
 
+EVENTS = Table("events", "any", (
+    STEP,
+    C("kind", T.EVENT, "what happened, one of the game's event kinds (dsl/events.py, CONVENTIONS.md, Events)"),
+    C("subject", T.STRING, "what it happened to: the item, room (display name), achievement, stat, terrain or "
+                           "cause, as the trace names it; null for a kind without one (sleep, score change, death)"),
+), "the events of both games in one table, one row per step, kind and subject; derived at load")
+
+EVENT_SUBJECTS = Table("event_subjects", "any", (
+    C("kind", T.EVENT, "an event kind"),
+    C("subject", T.STRING, "a subject an event of that kind could plausibly have in this episode's game, less "
+                           "rooms of the episode and the terrain it started on: the domain of false premises"),
+), "per episode, the plausible subjects of each event kind; derived at load", has_step=False)
+
 TABLES: tuple[Table, ...] = (
     EPISODES, VOCAB,
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
@@ -345,18 +362,20 @@ TABLES: tuple[Table, ...] = (
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,
     CRAFTER_COLLECT_RULES, CRAFTER_COLLECT_TOOLS, CRAFTER_PLACE_USES, CRAFTER_PLACE_TARGETS,
-    CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE,
+    CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE, EVENTS, EVENT_SUBJECTS,
 )
 
 # Vocabulary kinds per environment, with the language type of their values. A Jericho episode's rooms are
 # not a vocabulary of its game but the rooms table (those it entered, and those a question can name).
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
-    "jericho": {"item": T.ITEM, "direction": T.DIRECTION},
+    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT},
     "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
                 "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
                 # What the player can stand on, and what it can collect: the plausible false premises
                 # about terrain underfoot and collections.
-                "terrain": T.MATERIAL, "collectable": T.ITEM},
+                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT},
+    # What every game has, for templates of both (env any).
+    "any": {"event": T.EVENT},
 }
 
 

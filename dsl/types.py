@@ -74,16 +74,17 @@ ACHIEVEMENT = Scalar("achievement", "VARCHAR")
 DIRECTION = Scalar("direction", "VARCHAR")
 CREATURE = Scalar("creature", "VARCHAR")
 KEYWORD = Scalar("keyword", "VARCHAR")
+EVENT = Scalar("event", "VARCHAR")  # an event kind (dsl/events.py): a closed vocabulary in both games
 DISPLACEMENT = Scalar("displacement", "STRUCT(dx BIGINT, dy BIGINT)")
 NULL = Scalar("null", "NULL")
 
 SCALARS = {t.name: t for t in (INTEGER, FLOAT, BOOLEAN, STRING, STEP, ORDINAL, ACTION, ROOM, ITEM,
-                               MATERIAL, ACHIEVEMENT, DIRECTION, CREATURE, KEYWORD, DISPLACEMENT)}
+                               MATERIAL, ACHIEVEMENT, DIRECTION, CREATURE, KEYWORD, DISPLACEMENT, EVENT)}
 
 # Numeric types mix freely in arithmetic and comparison; a step is an integer that names a step.
 NUMERIC = frozenset({INTEGER, FLOAT, STEP, ORDINAL})
 # String-like types compare with plain strings (a template may write `action == "move_left"`).
-TEXTUAL = frozenset({STRING, ACTION, ITEM, MATERIAL, ACHIEVEMENT, DIRECTION, CREATURE, KEYWORD})
+TEXTUAL = frozenset({STRING, ACTION, ITEM, MATERIAL, ACHIEVEMENT, DIRECTION, CREATURE, KEYWORD, EVENT})
 
 # The answer types a template may declare, and the value type each one requires of the answer
 # expression. A `yesno` answer is a boolean rendered as yes/no; `location` is a room.

@@ -28,12 +28,14 @@ import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
 from qtc.dsl.conventions import command, command_direction, named_item_steps
+from qtc.dsl.events import KINDS as event_kinds
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
 from .consistency import check_consistency
 from .crafter_rules import RULES, register_rules, rule_rows_sql, rule_tables
+from . import events
 from .frames import find_frames, record_frames
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
 from .parquet import attach_corpus, is_corpus
@@ -264,10 +266,19 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
 def _vocabulary(header: dict) -> dict[str, list[str]]:
     """A game's vocabulary: Crafter's is the game's own data (crafter_data), so a trace recorded before a
     kind was added has it too; a Jericho game's is the one its header recorded, but for the room names of
-    older headers, which joined no room (an episode's rooms are the rooms table: _jericho_rooms)."""
-    if header["env"] == "crafter":
-        return crafter_data.vocabulary()
-    return {kind: values for kind, values in header["vocab"].items() if kind != "room"}
+    older headers, which joined no room (an episode's rooms are the rooms table: _jericho_rooms); both
+    with the game's event kinds (dsl/events.py)."""
+    vocabulary = crafter_data.vocabulary() if header["env"] == "crafter" else {
+        kind: values for kind, values in header["vocab"].items() if kind != "room"}
+    return {**vocabulary, "event": list(event_kinds[header["env"]])}
+
+
+def _event_vocabulary(header: dict) -> dict[str, list[str]]:
+    """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms never
+    entered, by display name (events.event_subjects)."""
+    rooms = [room["display_name"] for room in _jericho_rooms(header) if not room["visited"]] \
+        if header["env"] == "jericho" else []
+    return {**_vocabulary(header), "room": rooms}
 
 
 def _jericho_rooms(header: dict) -> list[dict]:
@@ -311,6 +322,11 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
         derived = sightings(tables[schema.JERICHO_STEPS], traces, things)
         for table in (schema.JERICHO_SIGHTINGS, schema.JERICHO_THINGS_PRESENT, schema.JERICHO_MENTIONS):
             tables[table] = _arrow_table(table, derived[table.name])
+    if envs:
+        tables[schema.EVENTS] = events.events(reader, tables, envs)
+    tables[schema.EVENT_SUBJECTS] = _arrow_table(schema.EVENT_SUBJECTS, events.event_subjects(
+        [trace.header for trace in traces], _event_vocabulary, tables))
+    events.with_rejected(reader, tables)
     if "crafter" in envs:
         tables.update(rule_tables(reader, tables))
     return tables
@@ -428,6 +444,21 @@ def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb
         raise UserError(f"{path}: cannot open database: {error}") from None
 
 
+def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str) -> None:
+    """A UserError naming what a store made by an earlier qtc lacks (a table or column added since, all
+    of them derived from the traces), rather than a query failing on it later."""
+    present = {(table, column) for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns()").fetchall()}
+    tables = {table for table, _ in present}
+    if schema.EPISODES.sql_name not in tables:
+        return  # a new database: load_traces makes every table
+    missing = [t.sql_name if t.sql_name not in tables else f"{t.sql_name}.{c.name}"
+               for t in schema.TABLES for c in t.all_columns if (t.sql_name, c.name) not in present]
+    if missing:
+        raise UserError(f"{source}: made by an earlier qtc, it lacks {', '.join(dict.fromkeys(missing))}: "
+                        "load its traces again (all of these are derived from them)")
+
+
 def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the trace tables and the episodes of `sources` loaded.
 
@@ -442,6 +473,7 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
             raise UserError(f"{corpora[0]}: a Parquet corpus is read alone, without other traces or databases")
         con = duckdb.connect()
         attach_corpus(con, corpora[0])
+        check_current(con, corpora[0])
         register_primitives(con)
         return con
     databases = [Path(s) for s in sources if str(s).endswith(DB_SUFFIX)]
@@ -453,6 +485,8 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
     if databases and not traces and not databases[0].exists():
         raise UserError(f"{databases[0]}: no such database")
     con = connect_database(databases[0], read_only=not traces) if databases else duckdb.connect()
+    if databases:
+        check_current(con, databases[0])
     if traces or not databases:
         load_traces(con, traces)
     register_primitives(con)

@@ -145,7 +145,7 @@ def _add_jericho(con) -> None:
     observation, inventory = J2_FIRST_OBSERVATION, []
     for step, (action, reason, before, after, direction, inv_after, score, obs_after, valid) in enumerate(
             J2_STEPS, start=1):
-        con.execute("INSERT INTO jericho_steps VALUES ('j2', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE)",
+        con.execute("INSERT INTO jericho_steps VALUES ('j2', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, NULL)",
                     [step, action, command(action), reason, observation, obs_after, score, step, before, after,
                      before != after, direction, command_direction(action), inventory, inv_after, valid])
         observation, inventory = obs_after, inv_after
@@ -173,7 +173,7 @@ def _add_crafter(con) -> None:
     for step, action in enumerate(C2_ACTIONS, start=1):
         before, after = c2_map_after(0)[(C2_X[step - 1], 1)], c2_map_after(0)[(C2_X[step], 1)]
         con.execute("INSERT INTO crafter_steps VALUES ('c2', ?, ?, ?, 0, ?, 1, ?, 1, 'right', 'right', ?, ?, "
-                    "1.0, FALSE, ?)", [step, action, C2_REASONS[step - 1], C2_X[step - 1], C2_X[step],
+                    "1.0, FALSE, ?, NULL)", [step, action, C2_REASONS[step - 1], C2_X[step - 1], C2_X[step],
                                        before, after, step == len(C2_ACTIONS)])
     for step in range(len(C2_X)):
         counts = {"wood": C2_WOOD[step], "stone": 0, "sapling": 0, "health": C2_HEALTH[step],

@@ -92,12 +92,15 @@ PLAYER = 1
 ITEM_OBJECTS = {item: 100 + i for i, item in enumerate(ITEMS)}
 ITEM_ROOMS = {item: sorted(ROOMS)[i % len(ROOMS)] for i, item in enumerate(ITEMS)}
 NO_DIRECTION_MOVE = "climb tree"  # a move whose command names no direction
+# Commands the parser refuses, with its reply (CONVENTIONS.md, Rejected commands).
+REFUSED = {"frobnicate": 'I don\'t know the word "frobnicate".', "take": "What do you want to take?"}
 
 jericho_intents = st.one_of(
     st.tuples(st.just("move"), st.sampled_from(DIRECTIONS + (NO_DIRECTION_MOVE,)), st.sampled_from(sorted(ROOMS))),
     st.tuples(st.just("take"), st.sampled_from(ITEMS)),
     st.tuples(st.just("drop"), st.sampled_from(ITEMS)),
     st.tuples(st.just("idle"), st.sampled_from(IDLE_ACTIONS)),
+    st.tuples(st.just("refused"), st.sampled_from(sorted(REFUSED))),
 )
 
 
@@ -143,7 +146,7 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
         if room not in visited:
             visited.append(room)
         score += reward
-        after = f"{ROOMS[room][1]}. You {action}."
+        after = REFUSED[action] if kind == "refused" else f"{ROOMS[room][1]}. You {action}."
         lying = [item for item in ITEMS if parents[ITEM_OBJECTS[item]] == room]
         if action == "look" and lying:
             after += f" You see: {', '.join(lying)}."

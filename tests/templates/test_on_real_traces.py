@@ -7,6 +7,7 @@ from support.paths import TEMPLATES
 
 # Templates that ask nothing answerable on these fixtures, and why. Every other template must.
 NOTHING_TO_ASK = {
+    "crafter.death_cause": "the scripted agent lives through its 200 fixture steps",
     "jericho.reason_at": "the walkthrough agent gives no reasons",
     "jericho.keyword_in_reason_step": "the walkthrough agent gives no reasons",
     "jericho.keyword_count_reason": "the walkthrough agent gives no reasons",
@@ -19,6 +20,7 @@ NOTHING_TO_ASK = {
     "jericho.closer_of_two_rooms": "the walkthrough never returns: no two rooms are both reachable",
     "jericho.room_things_when_left": "in 30 walkthrough steps, no room left for the last time showed a thing "
                                      "the walkthrough did not take",
+    "jericho.rejected_steps": "the parser refuses no walkthrough command (tests/runtime/trace/test_events.py has some)",
 }
 
 

@@ -5,16 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-from crafter import objects
 
 from qtc.dsl import crafter_data
-from qtc.runtime.record.agents import Choice
-from qtc.runtime.record.crafter import CrafterSession
-from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.store import open_store
 from qtc.runtime.trace.format import read_episode
 
 from support.recordings import CRAFTER_STEPS, MAP_CHECK_STEPS
+from support.staged import staged_episode, zombie_next_to_player
 
 
 def test_every_step_matches_the_live_game(crafter_recording):
@@ -90,7 +87,7 @@ def test_death_is_the_step_health_reached_zero(tmp_path):
     def weak_beside_a_zombie(session):
         zombie_next_to_player(session)
         session.env._player.health = 3
-    episode = _session_with(tmp_path, weak_beside_a_zombie, "noop", 20)
+    episode = staged_episode(tmp_path, weak_beside_a_zombie, "noop", 20)
     died = episode.header["n_steps"]
     assert episode.steps[-1]["inventory"]["health"] == 0 and died < 20
     con = open_store(tmp_path)
@@ -100,43 +97,17 @@ def test_death_is_the_step_health_reached_zero(tmp_path):
     assert fatal[-1] == ("zombie", True)
 
 
-class Repeat:
-    name = "test"
-
-    def __init__(self, action: str):
-        self.action = action
-
-    def choose(self, state):
-        return Choice(self.action)
-
-
-def _session_with(tmp_path, setup, action: str, max_steps: int):
-    session = CrafterSession(3, "test", max_steps)
-    setup(session)
-    path = record_episode(session, Repeat(action), tmp_path, max_steps)
-    return read_episode(path)
-
-
 def test_lava_kills_and_is_the_cause(tmp_path):
     def lava_to_the_left(session):
         session.env._world[session.env._player.pos + (-1, 0)] = "lava"
-    episode = _session_with(tmp_path, lava_to_the_left, "move_left", 10)
+    episode = staged_episode(tmp_path, lava_to_the_left, "move_left", 10)
     assert episode.header["ended_by"] == "death"
     assert (episode.header["death_step"], episode.header["death_cause"]) == (1, "lava")
     assert episode.steps[0]["damage"] == [{"amount": 9, "cause": "lava", "attack": False}]
 
 
-def zombie_next_to_player(session):
-    world, player = session.env._world, session.env._player
-    target = player.pos + (1, 0)
-    world[target] = "grass"
-    if world[target][1]:
-        world.remove(world[target][1])
-    world.add(objects.Zombie(world, target, player))
-
-
 def test_zombie_attack_is_an_attack(tmp_path):
-    episode = _session_with(tmp_path, zombie_next_to_player, "noop", 3)
+    episode = staged_episode(tmp_path, zombie_next_to_player, "noop", 3)
     damage = [d for s in episode.steps for d in s["damage"]]
     assert damage and damage[0]["cause"] == "zombie" and damage[0]["attack"] is True
 
@@ -144,7 +115,7 @@ def test_zombie_attack_is_an_attack(tmp_path):
 def test_starvation_is_not_an_attack(tmp_path):
     def starving(session):
         session.env._player.inventory["food"] = 0
-    episode = _session_with(tmp_path, starving, "noop", 20)
+    episode = staged_episode(tmp_path, starving, "noop", 20)
     damage = [(s["step"], d) for s in episode.steps for d in s["damage"]]
     assert damage[0][1] == {"amount": 1, "cause": "starvation", "attack": False}
     assert episode.header["ended_by"] == "step_limit" and episode.header["death_step"] is None

@@ -1,0 +1,178 @@
+"""The events table of both games, the plausible subjects of each kind, and the rejected-command flag:
+derived at load from the tables the store has already built (CONVENTIONS.md, Events; Rejected commands).
+
+One SQL derivation per kind of dsl/events.py, each over one derived table or the steps; an event is at
+most one row per (step, kind, subject). Everything here is computed from what every trace holds, so a
+trace recorded before these tables existed loads with them.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+import duckdb
+import pyarrow as pa
+
+from qtc.dsl import crafter_data, schema
+from qtc.dsl.events import DAMAGE_CAUSES, KINDS, STAT_LOW_LEVEL, SUBJECT_VOCABULARY
+from qtc.dsl.rejected import parser_refused
+
+# Each kind's rows (episode_id, step, subject) over the store's tables, registered under their sql_name.
+_JERICHO_KINDS = {
+    "item_gained": "SELECT DISTINCT episode_id, step, item FROM jericho_item_events WHERE change = 'gained'",
+    "item_lost": "SELECT DISTINCT episode_id, step, item FROM jericho_item_events WHERE change = 'lost'",
+    "room_entered": "SELECT e.episode_id, e.step, r.display_name FROM jericho_room_events e JOIN jericho_rooms r "
+                    "USING (episode_id, room) WHERE e.change = 'entered' AND e.step >= 1",
+    "room_left": "SELECT e.episode_id, e.step, r.display_name FROM jericho_room_events e JOIN jericho_rooms r "
+                 "USING (episode_id, room) WHERE e.change = 'left'",
+    "score_changed": "SELECT episode_id, step, NULL FROM jericho_steps WHERE reward != 0",
+    "death": "SELECT episode_id, death_step, NULL FROM episodes WHERE env = 'jericho' AND death_step IS NOT NULL",
+}
+# Crafter's steps with whether the player was asleep before each (it starts awake).
+_CRAFTER_SLEEP = ("SELECT *, coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), false) AS was_sleeping "
+                  "FROM crafter_steps")
+_CRAFTER_KINDS = {
+    "achievement": "SELECT DISTINCT episode_id, step, achievement FROM crafter_achievements",
+    "item_gained": "SELECT episode_id, step, item FROM crafter_item_events WHERE change = 'gained' "
+                   "AND NOT list_contains($stats, item)",
+    "item_lost": "SELECT episode_id, step, item FROM crafter_item_events WHERE change = 'lost' "
+                 "AND NOT list_contains($stats, item)",
+    "damage": "SELECT DISTINCT episode_id, step, cause FROM crafter_damage",
+    "sleep": f"SELECT episode_id, step, NULL FROM ({_CRAFTER_SLEEP}) WHERE sleeping AND NOT was_sleeping",
+    "wake": f"SELECT episode_id, step, NULL FROM ({_CRAFTER_SLEEP}) WHERE was_sleeping AND NOT sleeping",
+    "stat_low": "SELECT now.episode_id, now.step, now.item FROM crafter_inventory now JOIN crafter_inventory before "
+                "ON before.episode_id = now.episode_id AND before.step = now.step - 1 AND before.item = now.item "
+                "WHERE list_contains($stats, now.item) AND now.count < $level AND before.count >= $level",
+    "terrain_first": "SELECT episode_id, min(step), terrain_after FROM crafter_steps s WHERE terrain_after != "
+                     "(SELECT terrain_before FROM crafter_steps f WHERE f.episode_id = s.episode_id AND f.step = 1) "
+                     "GROUP BY episode_id, terrain_after",
+    "death": "SELECT episode_id, death_step, NULL FROM episodes WHERE env = 'crafter' AND death_step IS NOT NULL",
+}
+_KIND_SQL = {"jericho": _JERICHO_KINDS, "crafter": _CRAFTER_KINDS}
+assert all(tuple(_KIND_SQL[env]) == KINDS[env] for env in schema.ENVS), "one derivation per kind of dsl/events.py"
+
+
+def _events_sql(env: str) -> str:
+    parts = [f"SELECT episode_id, step, '{kind}' AS kind, subject, {k} AS k FROM ({sql}) AS e(episode_id, step, subject)"
+             for k, (kind, sql) in enumerate(_KIND_SQL[env].items())]
+    return (f"SELECT episode_id, step, kind, subject FROM ({' UNION ALL '.join(parts)}) "
+            "ORDER BY episode_id, step, k, subject")
+
+
+def events(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table], envs: set[str]) -> pa.Table:
+    """The events table of every episode of `envs` (at least one), from the store's other tables."""
+    with _registered(reader, tables):
+        parts = [reader.sql(_events_sql(env), params=_parameters(env)).to_arrow_table() for env in sorted(envs)]
+    return pa.concat_tables(parts)
+
+
+def _parameters(env: str) -> dict:
+    return {"stats": list(crafter_data.STATS), "level": STAT_LOW_LEVEL} if env == "crafter" else {}
+
+
+@contextmanager
+def _registered(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]):
+    """The store's tables as views of `reader`, by their DuckDB names, while the derivations run."""
+    for table, rows in tables.items():
+        # Named by the schema (the store's SQL leaves some unnamed); a steps table is read before its
+        # last column, `rejected`, is added.
+        names = [c.name for c in table.all_columns][:rows.num_columns]
+        reader.register(table.sql_name, rows.rename_columns(names))
+    try:
+        yield
+    finally:
+        for table in tables:
+            reader.unregister(table.sql_name)
+
+
+# A numbered display name ("Forest (2)") is one of the rooms named "Forest".
+_NUMBERED = re.compile(r" \(\d+\)$")
+
+
+def event_subjects(headers: list[dict], vocabulary, tables: dict[schema.Table, pa.Table]) -> list[tuple]:
+    """The rows of event_subjects: per episode, each kind's plausible subjects, from the game's vocabulary
+    (`vocabulary(header)`), less what the episode met at any step: the names of its rooms, the things it
+    carried or met by name (CONVENTIONS.md, Items), the terrain it started on. Something that did
+    happen is never offered as a false premise, even after the horizon."""
+    met = _met_items(tables)
+    rows = []
+    for h in headers:
+        vocab = vocabulary(h)
+        seen = met.get(h["episode_id"], set()) | {h["initial"].get("terrain")} | {
+            name for room in h.get("rooms", ())
+            for name in (room["name"], room["display_name"], _NUMBERED.sub("", room["display_name"]))}
+        for kind, vocab_kind in SUBJECT_VOCABULARY[h["env"]].items():
+            rows += [(h["episode_id"], kind, subject) for subject in dict.fromkeys(vocab.get(vocab_kind, ()))
+                     if subject not in seen]
+        if h["env"] == "crafter":
+            rows += [(h["episode_id"], "damage", cause) for cause in DAMAGE_CAUSES]
+    return rows
+
+
+def _met_items(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:
+    """Per Jericho episode, every thing it carried (before or after any step) or met by name."""
+    met: dict[str, set[str]] = {}
+    if schema.JERICHO_STEPS in tables:
+        for row in tables[schema.JERICHO_STEPS].select(["episode_id", "inventory_before", "inventory_after"]).to_pylist():
+            met.setdefault(row["episode_id"], set()).update(row["inventory_before"], row["inventory_after"])
+    if schema.JERICHO_NAMED_ITEMS in tables:
+        for row in tables[schema.JERICHO_NAMED_ITEMS].select(["episode_id", "item"]).to_pylist():
+            met.setdefault(row["episode_id"], set()).add(row["item"])
+    return met
+
+
+# ---- rejected commands ----
+
+# A sleeping player's command is replaced by sleep unless it wakes at the step's start, which Crafter
+# counts as the achievement wake_up; `acted` is whether the command itself ran.
+_CRAFTER_REJECTED = f"""
+WITH s AS (
+  SELECT *, NOT was_sleeping OR EXISTS (
+    SELECT 1 FROM crafter_achievements a WHERE a.episode_id = t.episode_id AND a.step = t.step
+    AND a.achievement = 'wake_up') AS acted
+  FROM ({_CRAFTER_SLEEP}) t)
+SELECT s.episode_id, s.step,
+  s.action != 'noop'
+  AND s.x_after = s.x_before AND s.y_after = s.y_before AND s.facing_after = s.facing_before
+  AND NOT (s.action = 'sleep' AND s.sleeping)
+  AND NOT EXISTS (SELECT 1 FROM crafter_item_events i WHERE i.episode_id = s.episode_id AND i.step = s.step
+                  AND NOT list_contains($stats, i.item))
+  AND NOT EXISTS (SELECT 1 FROM crafter_map_changes m WHERE m.episode_id = s.episode_id AND m.step = s.step)
+  AND NOT EXISTS (SELECT 1 FROM crafter_achievements a WHERE a.episode_id = s.episode_id AND a.step = s.step
+                  AND a.achievement != 'wake_up')
+  AND NOT (s.action = 'do' AND s.acted AND EXISTS (
+    SELECT 1 FROM crafter_creatures c WHERE c.episode_id = s.episode_id AND c.step = s.step - 1
+    AND list_contains($struck, c.creature)
+    AND c.x = s.x_before + CASE s.facing_before WHEN 'left' THEN -1 WHEN 'right' THEN 1 ELSE 0 END
+    AND c.y = s.y_before + CASE s.facing_before WHEN 'up' THEN -1 WHEN 'down' THEN 1 ELSE 0 END))
+  AS rejected
+FROM s ORDER BY s.episode_id, s.step
+"""
+# The creatures a `do` always harms (Player._do_object): striking one is never without effect.
+_STRUCK = ("zombie", "skeleton", "cow")
+
+
+def crafter_rejected(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]) -> pa.Array:
+    """Per Crafter step, in the steps table's order, whether its command changed nothing."""
+    with _registered(reader, tables):
+        rows = reader.execute(_CRAFTER_REJECTED, {"stats": list(crafter_data.STATS), "struck": list(_STRUCK)})
+        by_step = {(e, s): r for e, s, r in rows.fetchall()}
+    steps = tables[schema.CRAFTER_STEPS]
+    return pa.array([by_step[key] for key in zip(steps.column("episode_id").to_pylist(),
+                                                 steps.column("step").to_pylist())], pa.bool_())
+
+
+def jericho_rejected(steps: pa.Table) -> pa.Array:
+    """Per Jericho step, whether the game's parser refused its command (dsl/rejected.py)."""
+    return pa.array([parser_refused(obs) for obs in steps.column("obs_after").to_pylist()], pa.bool_())
+
+
+def with_rejected(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]) -> None:
+    """The `rejected` column added to each game's steps table, in its declared place (the last)."""
+    if schema.JERICHO_STEPS in tables:
+        steps = tables[schema.JERICHO_STEPS]
+        tables[schema.JERICHO_STEPS] = steps.append_column("rejected", jericho_rejected(steps))
+    if schema.CRAFTER_STEPS in tables:
+        flags = crafter_rejected(reader, tables)
+        tables[schema.CRAFTER_STEPS] = tables[schema.CRAFTER_STEPS].append_column("rejected", flags)
