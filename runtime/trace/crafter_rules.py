@@ -26,21 +26,26 @@ import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
 
-# Each rule table: its columns, its rows from crafter_data, in the data's order (k).
-RULES: dict[schema.Table, tuple[tuple[str, ...], tuple[tuple, ...]]] = {
-    schema.CRAFTER_RECIPE_USES: (("item", "ingredient", "amount"), crafter_data.RECIPE_USES),
-    schema.CRAFTER_RECIPE_STATIONS: (("item", "station"), crafter_data.RECIPE_STATIONS),
-    schema.CRAFTER_COLLECT_RULES: (("material", "item", "amount", "probability", "leaves"), crafter_data.COLLECT_RULES),
-    schema.CRAFTER_COLLECT_TOOLS: (("material", "tool", "amount"), crafter_data.COLLECT_TOOLS),
-    schema.CRAFTER_PLACE_USES: (("item", "ingredient", "amount"), crafter_data.PLACE_USES),
-    schema.CRAFTER_PLACE_TARGETS: (("item", "material"), crafter_data.PLACE_TARGETS),
+# Each rule table's rows from crafter_data, in the data's order (k), as the table's columns declare them.
+RULES: dict[schema.Table, tuple[tuple, ...]] = {
+    schema.CRAFTER_RECIPE_USES: crafter_data.RECIPE_USES,
+    schema.CRAFTER_RECIPE_STATIONS: crafter_data.RECIPE_STATIONS,
+    schema.CRAFTER_COLLECT_RULES: crafter_data.COLLECT_RULES,
+    schema.CRAFTER_COLLECT_TOOLS: crafter_data.COLLECT_TOOLS,
+    schema.CRAFTER_PLACE_USES: crafter_data.PLACE_USES,
+    schema.CRAFTER_PLACE_TARGETS: crafter_data.PLACE_TARGETS,
 }
+
+
+def rule_columns(table: schema.Table) -> list[str]:
+    return [c.name for c in table.columns]
 
 
 def register_rules(reader: duckdb.DuckDBPyConnection) -> None:
     """Each rule table under its template name (recipe_uses, ...), and the facing offsets."""
-    for table, (columns, rows) in RULES.items():
-        reader.register(table.name, pa.table({**dict(zip(columns, map(list, zip(*rows)))), "k": range(len(rows))}))
+    for table, rows in RULES.items():
+        columns = dict(zip(rule_columns(table), map(list, zip(*rows))))
+        reader.register(table.name, pa.table({**columns, "k": range(len(rows))}))
     reader.register("facing_offsets", pa.table({"facing": list(crafter_data.FACINGS.values()),
                                                 "dx": [dx for dx, _ in crafter_data.FACINGS],
                                                 "dy": [dy for _, dy in crafter_data.FACINGS]}))
@@ -48,7 +53,7 @@ def register_rules(reader: duckdb.DuckDBPyConnection) -> None:
 
 def rule_rows_sql(table: schema.Table) -> str:
     """The rule table's rows for every Crafter episode read (`crafter_initial`: one row per file)."""
-    columns = ", ".join(f"r.{c}" for c in RULES[table][0])
+    columns = ", ".join(f"r.{c}" for c in rule_columns(table))
     return f"SELECT c.file, {columns}, r.k FROM crafter_initial c CROSS JOIN {table.name} r"
 
 

@@ -34,7 +34,7 @@ from qtc.errors import UserError
 
 from qtc.runtime.spatial.udf import register_primitives
 from .consistency import check_consistency
-from .crafter_rules import RULES, register_rules, rule_rows_sql, rule_tables
+from .crafter_rules import RULES, register_rules, rule_columns, rule_rows_sql, rule_tables
 from . import events
 from .frames import find_frames, record_frames
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
@@ -219,7 +219,7 @@ TABLE_SQL = {
         "WHERE change != 0",
         "step, k"),
     schema.CRAFTER_DAMAGE: _events_sql("step, d.amount, d.cause, d.attack", _step_list("damage", "d"), "step, i"),
-    **{table: _events_sql(", ".join(columns), rule_rows_sql(table), "k") for table, (columns, _) in RULES.items()},
+    **{table: _events_sql(", ".join(rule_columns(table)), rule_rows_sql(table), "k") for table in RULES},
 }
 
 
