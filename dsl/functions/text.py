@@ -1,5 +1,6 @@
 """Functions of text: its keywords, whether and how often a keyword is one of its words (the word rule
-of dsl/conventions.py, CONVENTIONS.md, Keywords), and its first sentence."""
+of dsl/conventions.py, CONVENTIONS.md, Keywords), the values confusable with others (sharing a keyword:
+CONVENTIONS.md, Confusable false premises), and its first sentence."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from qtc.dsl import types as T
 from qtc.dsl.conventions import is_keyword, keyword_sql, words, words_sql
 from qtc.dsl.ir.nodes import CARD_N
-from qtc.dsl.ir.sql import combine, key_columns, pcol
+from qtc.dsl.ir.sql import combine, key_columns, key_match, pcol
 from qtc.dsl.reference.values import Bag
 from qtc.dsl.sql import ident, sql_string
 
@@ -170,6 +171,40 @@ class Occurrences(Mentions):
         return None if text is None or keyword is None else words(text).count(keyword.lower())
 
 
+class Confusable(Function):
+    name, arity = "confusable", (2,)
+    usage = "confusable(rel.column, rel.column) -> the values of the first that share a keyword with a value of the second"
+
+    def type(self, c, call, types):
+        for position in (0, 1):
+            if not self.need(c, call, position, isinstance(types[position], T.Bag)
+                             and types[position].element in T.TEXTUAL, "a column of text (rel.column)", types[position]):
+                return None
+        return types[0]
+
+    def lower(self, lo, call, row):
+        # An equi-join on the keywords: each value's keywords against the like-values' keywords, so the
+        # cost is the two sides' words, not their product.
+        values = lo.bag(call.args[0], lo.keyed(lo.fp(call)))
+        like = lo.value_set(call.args[1])
+        like_key = lo.node_key(like)
+        like_words = lo.add("like_words", "bag", like_key,
+                            f"SELECT DISTINCT {key_columns('l', like_key)}, w FROM (SELECT *, unnest({words_sql('v')}) "
+                            f"AS w FROM {like}) l WHERE {keyword_sql('w')}", CARD_N, "keywords of the likes", fence=True)
+        key = values.key
+        sql = (f"SELECT DISTINCT {', '.join(['episode_id', *map(pcol, key)])}, v, s FROM (SELECT "
+               f"{key_columns('c', key)}, {values.v} AS v, {values.s} AS s, unnest({words_sql(values.v)}) AS w "
+               f"{values.frm.render()}) c SEMI JOIN {like_words} y ON {key_match('y', like_key)} AND y.w = c.w "
+               f"WHERE {keyword_sql('c.w')}")
+        return lo.add("confusable", "bag", key, sql, CARD_N, "values sharing a keyword", fence=True)
+
+    def reference(self, ev, call, scope):
+        values, like = (ev.value(a, scope) for a in call.args)
+        like_words = {w for text in like.values() for w in words(text) if is_keyword(w)}
+        return Bag(list(dict.fromkeys((v, s) for v, s in values.items
+                                      if v is not None and any(is_keyword(w) and w in like_words for w in words(v)))))
+
+
 class FirstSentence(Function):
     name, arity, usage = "first_sentence", (1,), "first_sentence(text)"
 
@@ -184,4 +219,4 @@ class FirstSentence(Function):
         return first_sentence(ev.value(call.args[0], scope))
 
 
-FUNCTIONS = (Words(), Mentions(), Occurrences(), FirstSentence())
+FUNCTIONS = (Words(), Mentions(), Occurrences(), Confusable(), FirstSentence())

@@ -80,8 +80,10 @@ def distinct_seeds(episodes: st.SearchStrategy, min_size=1, max_size=2) -> st.Se
 
 JERICHO_GAME = "tinyzork"
 # Item names: no name is a prefix of another, so a suffix added to one (tests/property/test_metamorphic.py)
-# keeps every order between names.
-ITEMS = ("brass key", "egg", "lamp", "leaflet", "rope", "sword")
+# keeps every order between names. The brass bell (last, so the others keep their objects and rooms) shares
+# a keyword with the brass key, and a command names an item by its last word ("take key"), so the bell is
+# a confusable false premise beside a key got (CONVENTIONS.md, Answers).
+ITEMS = ("brass key", "egg", "lamp", "leaflet", "rope", "sword", "brass bell")
 ROOMS = {10: ("West of House", "West of House"), 20: ("Forest", "Forest (1)"), 21: ("Forest", "Forest (2)"),
          30: ("Clearing", "Clearing"), 40: ("Attic", "Attic")}
 DIRECTIONS = ("north", "south", "east", "west", "up", "down")
@@ -90,7 +92,7 @@ IDLE_ACTIONS = ("look", "wait", "open mailbox", "inventory")
 # start lies in a room of its own (ITEM_ROOMS), "look" names the items lying in the player's room.
 PLAYER = 1
 ITEM_OBJECTS = {item: 100 + i for i, item in enumerate(ITEMS)}
-ITEM_ROOMS = {item: sorted(ROOMS)[i % len(ROOMS)] for i, item in enumerate(ITEMS)}
+ITEM_ROOMS = {"brass key": 10, "egg": 20, "lamp": 21, "leaflet": 30, "rope": 40, "sword": 10, "brass bell": 40}
 NO_DIRECTION_MOVE = "climb tree"  # a move whose command names no direction
 # Commands the parser refuses, with its reply (CONVENTIONS.md, Rejected commands).
 REFUSED = {"frobnicate": 'I don\'t know the word "frobnicate".', "take": "What do you want to take?"}
@@ -133,7 +135,7 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
             direction = what[0] if room != before and what[0] != NO_DIRECTION_MOVE else None
             parents[PLAYER] = room
         elif kind == "take":
-            action = f"take {what[0]}"
+            action = f"take {what[0].split()[-1]}"
             inventory = sorted(set(inventory) | {what[0]})
             parents[ITEM_OBJECTS[what[0]]] = PLAYER
         elif kind == "drop":

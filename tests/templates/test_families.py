@@ -118,7 +118,9 @@ def test_jericho_temporal(con, library):
     assert before[(2, "knife")] is True and before[(2, "rose")] is False and before[(3, "rose")] is True
     order = answers(con, library, "jericho.item_order", "j2")
     assert order[("key", "knife")] is True and order[("knife", "key")] is False and order[("rose", "knife")] is False
-    assert false_premises(con, library, "jericho.item_order", "j2", "a") == {"lamp", "sword"}
+    # Its false premises are confusable with an item got: no item j2 never got shares a keyword with the
+    # key, the knife or the rose (tests/dsl/fixtures/candidates/confusable.qtpl, the property tests' brass bell).
+    assert false_premises(con, library, "jericho.item_order", "j2", "a") == set()
     # The Hall is where the episode starts: its first stay has no arrival and is not asked.
     assert answers(con, library, "jericho.first_stay_length", "j2") == {2: 3, 3: 2, 4: 1}
 

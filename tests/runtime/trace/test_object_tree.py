@@ -46,7 +46,7 @@ def test_sightings_are_the_things_the_text_names_in_the_room(tmp_path):
         rows = con.execute("SELECT step, item, room, moved FROM jericho_sightings ORDER BY step, item").fetchall()
         present = con.execute("SELECT step, item, room FROM jericho_things_present ORDER BY item, room, step").fetchall()
         mentions = con.execute("SELECT step, item, room FROM jericho_mentions ORDER BY step, item").fetchall()
-    # Step 1's look names the key and the sword in West of House; step 2's "You take brass key" names it
+    # Step 1's look names the key and the sword in West of House; step 2's "You take key" names it
     # carried (not a sighting); step 4 drops it in the Forest, named there, step 5's look names it again,
     # and the egg.
     assert rows == [(1, "brass key", 10, False), (1, "sword", 10, False), (4, "brass key", 20, True),
