@@ -27,6 +27,9 @@ class Column:
     type: T.Type
     doc: str
     derived: bool = False  # computed by the store at load from the recorded columns, never in a trace
+    # A step that may lie after the row's own (where a state ends): a horizon N cuts it to N, as a trace
+    # recorded up to step N would hold it (CONVENTIONS.md, Horizon).
+    ends_at_horizon: bool = False
 
     @property
     def sql_type(self) -> str:
@@ -58,6 +61,11 @@ class Table:
     def recorded_columns(self) -> tuple[Column, ...]:
         """The columns a trace's step line holds: every column but the derived ones."""
         return tuple(c for c in self.columns if not c.derived)
+
+    @property
+    def horizon_ends(self) -> tuple[str, ...]:
+        """The columns a horizon cuts to its step besides cutting the rows (Column.ends_at_horizon)."""
+        return tuple(c.name for c in self.columns if c.ends_at_horizon)
 
     @property
     def relation_type(self) -> T.Relation:
@@ -117,6 +125,10 @@ JERICHO_STEPS = Table("steps", "jericho", (
     C("done", T.BOOLEAN, "whether the game ended with this action"),
     Column("rejected", T.BOOLEAN, "whether the game's parser refused the command, by its reply (CONVENTIONS.md, "
            "Rejected commands); computed at load", derived=True),
+    Column("changed", T.BOOLEAN, "whether the step changed the world, by Jericho's test of a valid action: an object "
+           "moved or an attribute set or cleared, a watched byte changed, the score changed or the game ended "
+           "(CONVENTIONS.md, Changes); from the header's `unchanged_steps`; null in traces recorded before it",
+           derived=True),
 ), "one row per step of a Jericho episode")
 
 JERICHO_ROOMS = Table("rooms", "jericho", (
@@ -161,8 +173,8 @@ JERICHO_OBJECT_LOCATIONS = Table("object_locations", "jericho", (
     STEP,
     OBJECT,
     C("parent", T.INTEGER, "the object it is in (a room, a container, the player; 0: none, out of play)"),
-    C("last_step", T.STEP, "the last step after which it is still there (the episode's last step if it stays); "
-                           "it may lie beyond a horizon, so questions read sightings, never this table"),
+    Column("last_step", T.STEP, "the last step after which it is still there (the episode's last step if it "
+           "stays; under a horizon N, at most N)", ends_at_horizon=True),
 ), "where each object is in the tree: after steps `step` to `last_step` its parent is `parent`; step 0 is the "
    "tree before the first action; derived at load from the header's tree and moves", has_step_zero=True)
 

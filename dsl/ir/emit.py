@@ -35,6 +35,9 @@ def horizon_cut(table: schema.Table) -> str:
                 "CASE WHEN n_steps > h.n THEN 'horizon' ELSE ended_by END AS ended_by, "
                 "CASE WHEN death_step <= h.n THEN death_step END AS death_step, "
                 "CASE WHEN death_step <= h.n THEN death_cause END AS death_cause) FROM episodes, qtc_horizon h")
+    if table.horizon_ends:
+        ends = ", ".join(f"least({name}, (SELECT n FROM qtc_horizon)) AS {name}" for name in table.horizon_ends)
+        return f"SELECT * REPLACE ({ends}) FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"
     if table.has_step:
         return f"SELECT * FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"
     return f"SELECT * FROM {table.sql_name}"

@@ -74,6 +74,8 @@ def cut_to_horizon(tables: Tables, horizon: int | None) -> list[EpisodeRows]:
             continue
         for row in tables[table.sql_name]:
             if horizon is None or not table.has_step or row["step"] <= horizon:
+                if horizon is not None and table.horizon_ends:
+                    row = {**row, **{name: min(row[name], horizon) for name in table.horizon_ends}}
                 by_episode[row["episode_id"]][table.sql_name].append(row)
     vocab: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     vocab_rows: dict[str, list[dict]] = defaultdict(list)

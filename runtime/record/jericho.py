@@ -27,6 +27,13 @@ for each step, the objects whose parent it changed, so the store rebuilds the tr
 are asked of the game only for the objects the player could see: those inside its room after a step
 (each object once per episode, ItemNames), besides those it carries.
 
+Changes (CONVENTIONS.md, Rejected commands). A step changed the world by Jericho's own test of a valid
+action: the interpreter saw the game move an object or set or clear an attribute (but for the objects
+and attributes Jericho's binding of the game ignores: zork1's thief), or change one of the bytes the
+binding watches (zork1's prayer, the dug sand), or the score changed, or the game ended. Read right after
+the agent's command, before the recorder looks at the room (its `look` resets the interpreter's record).
+The header lists the steps that changed nothing (`unchanged_steps`).
+
 Moves. `moved` is whether the action changed the room; `direction` is the direction the command names
 ("n", "north", "go north", "climb up", "enter" -> "in", ...) and is recorded only for an action that
 moved the player (a blocked "north" is not a move; "climb tree" is a move without a direction).
@@ -238,6 +245,13 @@ def game_rooms(env, start_room) -> set[int]:
     return {obj.num for obj in env.get_world_objects() if is_room(obj)} | {start_room.num}
 
 
+def changed_world(env, reward: float, done: bool) -> bool:
+    """Whether the step just taken changed the world, by the test Jericho's valid-action finder applies
+    (FrotzEnv.find_valid_actions): the score changed, the game ended, or the interpreter saw the world
+    change (FrotzEnv._world_changed). Only right after env.step: any later step resets the interpreter's record."""
+    return reward != 0 or done or env._world_changed()
+
+
 def resolve_seed(rom: Path, seed: int | None) -> int:
     """The seed FrotzEnv will use: the given one, or (for None or 0) the walkthrough's seed."""
     return int(jericho.FrotzEnv(str(rom), seed=seed)._seed)
@@ -287,6 +301,7 @@ class JerichoSession:
         self._initial_parents = tree(self.env).parents()
         self._parents = dict(self._initial_parents)
         self._object_moves: list[dict] = []
+        self._unchanged_steps: list[int] = []
         self._name_room_objects(room.num)
 
     def _name_room_objects(self, room: int) -> None:
@@ -330,6 +345,8 @@ class JerichoSession:
     def step(self, step: int, choice: Choice) -> dict:
         before = self.state
         observation, reward, done, info = self.env.step(choice.action)
+        if not changed_world(self.env, reward, done):
+            self._unchanged_steps.append(step)
         room = current_room(self.env)
         self._see_room(room)
         self._record_tree(step, room.num)
@@ -367,4 +384,4 @@ class JerichoSession:
         return {"rom": self.rom.name, "death_step": self.death_step,
                 "death_cause": None if self.death_step is None else "unknown",
                 "vocab": self._vocab, "rooms": rooms, "unvisited_rooms": unvisited_rooms, "initial": self.initial,
-                "objects": objects}
+                "objects": objects, "unchanged_steps": self._unchanged_steps}

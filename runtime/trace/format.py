@@ -41,7 +41,8 @@ ADDED_HEADER_FIELDS = {
     "jericho": {"unvisited_rooms": "the rooms of the game it never entered, so no question has a room it "
                                    "never entered as a false premise",
                 "objects": "the object tree, so its jericho_objects, jericho_object_locations, jericho_sightings, "
-                           "jericho_things_present and jericho_mentions are empty"},
+                           "jericho_things_present and jericho_mentions are empty",
+                "unchanged_steps": "which steps changed nothing in the world, so its steps.changed is null"},
     "crafter": {},
 }
 _STORAGE_SPECS = {"BIGINT": "int", "DOUBLE": "float", "BOOLEAN": "bool", "VARCHAR": "str"}
@@ -91,7 +92,9 @@ HEADER_SPECS = {
                 # The object tree before step 1 and each step's changes to it (docs/trace-format.md).
                 "objects": ("null", {"player": "int",
                                      "tree": ("list", {"object": "int", "parent": "int", "name": ("null", "str")}),
-                                     "moves": ("list", {"step": "int", "object": "int", "parent": "int"})})},
+                                     "moves": ("list", {"step": "int", "object": "int", "parent": "int"})}),
+                # The steps whose command changed nothing, by Jericho's test (docs/trace-format.md).
+                "unchanged_steps": ("null", ("list", "int"))},
     "crafter": {**_HEADER_COMMON,
                 "ordered_objects": "bool",
                 "map_init": {"materials": ("list", ("null", "str")), "rows": ("list", ("list", "int"))},
@@ -202,7 +205,19 @@ def _check_header(header: dict, where: str) -> str:
         raise UserError(f"{where}: field 'ended_by': unknown ending {header['ended_by']!r}")
     if env == "jericho" and header["objects"] is not None:
         _check_objects(header["objects"], header["n_steps"], where)
+    if env == "jericho" and header["unchanged_steps"] is not None:
+        _check_unchanged(header["unchanged_steps"], header["n_steps"], where)
     return env
+
+
+def _check_unchanged(steps: list[int], n_steps: int, where: str) -> None:
+    """The steps that changed nothing are steps of the episode, each once, in order."""
+    for i, step in enumerate(steps):
+        if not 1 <= step <= n_steps:
+            raise UserError(f"{where}: field 'unchanged_steps[{i}]': {step} is not a step of the episode (1..{n_steps})")
+        if i and step <= steps[i - 1]:
+            raise UserError(f"{where}: field 'unchanged_steps[{i}]': {step} does not follow {steps[i - 1]} "
+                            "(steps are listed once, in order)")
 
 
 def _check_objects(objects: dict, n_steps: int, where: str) -> None:

@@ -37,6 +37,7 @@ from .consistency import check_consistency
 from .crafter_rules import RULES, register_rules, rule_columns, rule_rows_sql, rule_tables
 from . import events
 from .frames import find_frames, record_frames
+from .changes import with_changed
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
 from .parquet import attach_corpus, is_corpus
 from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
@@ -327,6 +328,8 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     tables[schema.EVENT_SUBJECTS] = _arrow_table(schema.EVENT_SUBJECTS, events.event_subjects(
         [trace.header for trace in traces], _event_vocabulary, tables))
     events.with_rejected(reader, tables)
+    if schema.JERICHO_STEPS in tables:
+        tables[schema.JERICHO_STEPS] = with_changed(tables[schema.JERICHO_STEPS], traces)
     if "crafter" in envs:
         tables.update(rule_tables(reader, tables))
     return tables

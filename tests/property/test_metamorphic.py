@@ -71,6 +71,9 @@ def _continued(episode: TraceEpisode, other: TraceEpisode, horizon: int) -> Trac
     if "rooms" in header:
         rooms = {r["room"]: r for r in episode.header["rooms"] + other.header["rooms"]}
         header["rooms"] = list(rooms.values())
+    if header.get("unchanged_steps") is not None and other.header["unchanged_steps"] is not None:
+        header["unchanged_steps"] = ([s for s in episode.header["unchanged_steps"] if s <= horizon]
+                                     + [s for s in other.header["unchanged_steps"] if s > horizon])
     return TraceEpisode(header, steps, episode.summary[:horizon] + ["... then other steps"])
 
 

@@ -112,24 +112,29 @@ def jericho_episodes(draw, seed: int = 0, min_steps: int = 1, max_steps: int = 4
     inventory = draw(st.sets(st.sampled_from(ITEMS), max_size=2))
     intents = draw(step_lists(st.tuples(jericho_intents, reasons, st.sampled_from((0, 0, 0, 5, 10))),
                               min_steps, max_steps))
-    return jericho_episode(intents, room, inventory, with_valid_actions=draw(st.booleans()), seed=seed)
+    # Most drawn episodes say which steps changed nothing; some are as recorded before they did.
+    return jericho_episode(intents, room, inventory, with_valid_actions=draw(st.booleans()), seed=seed,
+                           with_changes=draw(st.sampled_from((True, True, True, False))))
 
 
 def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_valid_actions: bool = False,
-                    seed: int = 0) -> TraceEpisode:
-    """A Jericho episode played from `intents`: ((kind, *what), reason, reward) per step."""
+                    seed: int = 0, with_changes: bool = True) -> TraceEpisode:
+    """A Jericho episode played from `intents`: ((kind, *what), reason, reward) per step. A step changed
+    the world when it moved an object or changed the score (CONVENTIONS.md, Changes); a refused command
+    scores nothing."""
     inventory = sorted(inventory)
     initial = {"observation": f"{ROOMS[room][1]}.", "room": room, "inventory": inventory, "score": 0, "moves": 0}
     parents = {PLAYER: room, **{num: 0 for num in ROOMS},
                **{ITEM_OBJECTS[item]: PLAYER if item in inventory else ITEM_ROOMS[item] for item in ITEMS}}
     tree = [{"object": num, "parent": parent, "name": next((i for i, n in ITEM_OBJECTS.items() if n == num), None)}
             for num, parent in sorted(parents.items())]
-    object_moves = []
+    object_moves, unchanged_steps = [], []
     visited = [room]
     steps, summary, score, observation = [], [], 0, initial["observation"]
     for number, ((kind, *what), reason, reward) in enumerate(intents, start=1):
         before, inventory_before, parents_before = room, inventory, dict(parents)
         action, direction = what[0], None
+        reward = 0 if kind == "refused" else reward
         if kind == "move":
             room = what[1]
             direction = what[0] if room != before and what[0] != NO_DIRECTION_MOVE else None
@@ -143,8 +148,11 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
             if what[0] in inventory:
                 parents[ITEM_OBJECTS[what[0]]] = room
             inventory = sorted(set(inventory) - {what[0]})
-        object_moves += [{"step": number, "object": num, "parent": parent}
-                         for num, parent in sorted(parents.items()) if parents_before[num] != parent]
+        moves = [{"step": number, "object": num, "parent": parent}
+                 for num, parent in sorted(parents.items()) if parents_before[num] != parent]
+        object_moves += moves
+        if not moves and reward == 0:
+            unchanged_steps.append(number)
         if room not in visited:
             visited.append(room)
         score += reward
@@ -171,6 +179,7 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
                             for r in sorted(set(ROOMS) - set(visited))],
         "initial": initial,
         "objects": {"player": PLAYER, "tree": tree, "moves": object_moves},
+        "unchanged_steps": unchanged_steps if with_changes else None,
     }
     start = f"start in {initial['room']} inv={','.join(initial['inventory']) or '-'}"
     return TraceEpisode(header, steps, [start, *summary])
@@ -399,6 +408,8 @@ def truncated(episode: TraceEpisode, horizon: int) -> TraceEpisode:
     if "objects" in header:  # and the tree's changes up to the horizon
         objects = header["objects"]
         header["objects"] = {**objects, "moves": [m for m in objects["moves"] if m["step"] <= horizon]}
+    if header.get("unchanged_steps"):
+        header["unchanged_steps"] = [step for step in header["unchanged_steps"] if step <= horizon]
     return TraceEpisode(header, episode.steps[:horizon], episode.summary)
 
 

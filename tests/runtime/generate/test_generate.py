@@ -18,10 +18,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from support.handmade import template
-from support.strategies import TraceEpisode, truncated, write_episodes
+from support.strategies import TraceEpisode, jericho_episode, truncated, write_episodes
 from support.paths import TEMPLATES
 from qtc.cli import main
 from qtc.dsl import ast as A
+from qtc.dsl import schema
+from qtc.dsl.ir.emit import horizon_cut
+from qtc.dsl.ir.sql import HORIZON_VARIABLE
+from qtc.dsl.reference.evaluator import cut_to_horizon, read_tables
 from qtc.dsl.conventions import words
 from qtc.dsl.library import load_library
 from qtc.dsl.render import make_environment
@@ -256,6 +260,32 @@ def test_no_question_touches_a_step_beyond_the_horizon(tmp_path, trace_dirs):
             assert (again["answer"], again["evidence"], again["question"]) == \
                    (question["answer"], question["evidence"], question["question"]), template_id
     assert len(by_template) >= 20
+
+
+# The object tree's tables, and the steps (with `changed`), under a horizon: the rows the compiler's cut
+# and the reference evaluator's keep are the rows of the same episodes recorded up to the horizon, a
+# location that lasts past it included (its last_step cut to the horizon).
+HORIZON_TABLES = (schema.JERICHO_STEPS, schema.JERICHO_OBJECTS, schema.JERICHO_OBJECT_LOCATIONS,
+                  schema.JERICHO_SIGHTINGS, schema.JERICHO_THINGS_PRESENT, schema.JERICHO_MENTIONS)
+
+
+def test_the_object_tables_under_a_horizon_are_those_of_traces_cut_there(tmp_path):
+    intents = [(("idle", "look"), None, 0), (("take", "brass key"), None, 0), (("move", "north", 20), None, 0),
+               (("drop", "brass key"), None, 0), (("idle", "look"), None, 5), (("move", "south", 10), None, 0),
+               (("take", "sword"), None, 0), (("drop", "sword"), None, 0)]
+    episode = jericho_episode(intents, room=10)
+    write_episodes([episode], tmp_path / "whole")
+    for horizon in (3, 5):
+        write_episodes([truncated(episode, horizon)], tmp_path / f"cut{horizon}")
+        with open_store(tmp_path / "whole") as whole, open_store(tmp_path / f"cut{horizon}") as cut:
+            whole.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {horizon}")
+            for table in HORIZON_TABLES:
+                seen = whole.execute(f"WITH qtc_horizon AS (SELECT {horizon} AS n) {horizon_cut(table)}").fetchall()
+                recorded = cut.execute(f"SELECT * FROM {table.sql_name}").fetchall()
+                assert sorted(seen) == sorted(recorded), (table.name, horizon)
+            (referenced,), (cut_rows,) = cut_to_horizon(read_tables(whole), horizon), cut_to_horizon(read_tables(cut), None)
+            for table in HORIZON_TABLES:
+                assert referenced.tables[table.name] == cut_rows.tables[table.name], (table.name, horizon)
 
 
 # ---- false premises ----
