@@ -145,7 +145,7 @@ def _add_jericho(con) -> None:
     observation, inventory = J2_FIRST_OBSERVATION, []
     for step, (action, reason, before, after, direction, inv_after, score, obs_after, valid) in enumerate(
             J2_STEPS, start=1):
-        con.execute("INSERT INTO jericho_steps VALUES ('j2', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, NULL)",
+        con.execute("INSERT INTO jericho_steps VALUES ('j2', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, NULL, NULL)",
                     [step, action, command(action), reason, observation, obs_after, score, step, before, after,
                      before != after, direction, command_direction(action), inventory, inv_after, valid])
         observation, inventory = obs_after, inv_after
