@@ -6,15 +6,21 @@ urgent of its goals:
 
 1. asleep: wait to wake up;
 2. a zombie or skeleton next to it: fight (a zombie follows whoever flees);
-3. sealed in a shelter: sleep, or wait for daylight, then dig its way out;
-4. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view
-   (else go where it last saw one, or to grass not seen lately), or eat a plant of its own once ripe;
-5. night, low energy or low health: dig a two-cell pocket into stone, or wall one in with placed stone,
-   and seal it with a stone placed from inside (zombies walk only on grass, sand and path and hit only
-   from a next cell; arrows stop at stone);
-6. tools: a table, then the pickaxes and swords Crafter's recipes allow, a furnace for the iron ones;
-7. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings to plant;
-8. else rest in its shelter, or explore: walk to the nearest seen ground next to unseen cells.
+3. sealed in a shelter: eat a ripe plant of its home or drink from water by the wall, sleep, or wait
+   for daylight (or a plant about to ripen, or a zombie to go), then dig its way out; leaving its home,
+   fill the pocket behind it with stone;
+4. in daylight, its home (crafter_farm.py): once it holds the saplings and the stone, plant and wall in
+   three plants round a shelter's pocket: food that grows again while it stays near;
+5. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view
+   (else go where it last saw one: a cow far from the player stands still, or to grass not seen
+   lately, near its home if it has one), or go home to eat a ripe plant;
+6. night, low energy or low health: go home if near, else dig a two-cell pocket into stone, or wall one
+   in with placed stone, and seal it with a stone placed from inside (zombies walk only on grass, sand
+   and path and hit only from a next cell; arrows stop at stone);
+7. tools: a table, then the pickaxes and swords Crafter's recipes allow, a furnace for the iron ones;
+8. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings for its home;
+9. else rest in its shelter, or explore: walk to the nearest seen ground next to unseen cells (within
+   HOME_RANGE of its home once it has one).
 
 Its reason for each step is that goal and its plan, made from the state that chose the action
 ("drink: drink 3/9, water 4 steps away"). It never walks into lava (routes cross walkable cells only).
@@ -29,17 +35,16 @@ import random
 from qtc.dsl import crafter_data as data
 
 from .choice import Choice
-from .crafter_farm import Farm, moved as _step
+from .crafter_farm import PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm, HomeBuilding, moved as _step
 
 Cell = tuple[int, int]
 
 # Zombies spawn on grass as the light fails (Env._balance_chunk): one a chunk below 0.83, up to 3 at full
-# dark, and they linger after. The agent shelters once the light falls below DUSK and stays until it
-# is back to DAWN (of each 300-step day, about steps 140 to 285); while it falls below EVENING it tops
-# up food and drink for the night.
+# dark, and they linger after (they leave as the light comes back, all of them above 0.84). The agent
+# shelters once the light falls below DUSK and stays until it is back to DAWN (of each 300-step day,
+# about step 140 to step 7 of the next); while it falls below EVENING it tops up food and drink.
 DUSK, DAWN, EVENING = 0.6, 0.85, 0.9
 LIGHT_TO_FORAGE = 0.45
-FULL_DAY = 0.97    # light above which the day has some 50 steps to run before it fails, if falling
 # Cells a shelter's walls may be: no zombie passes them, arrows do not break them (an arrow turns a table
 # or a furnace into path), and the agent can turn to them without stepping in (lava it could). Arrows
 # fly over water, but skeletons keep to the tunnels; water in a wall lets the agent drink from inside.
@@ -56,11 +61,6 @@ TIRED = 3          # energy at which it goes to sleep whatever the hour
 EXHAUSTED = 1      # energy at which sleep comes before food and drink
 WOUNDED = 5        # health at which it shelters to heal
 STOCK = {"wood": 5, "stone": 9, "coal": 2, "iron": 2, "diamond": 1}
-SITE_SEARCH = 400  # the nearest cells tried as a shelter's door
-SITE_RETRY = 30    # steps after which it looks again for a site for its home, having found none
-SAPLINGS = 4       # saplings gathered for the home's three plants (crafter_farm.py), one to spare
-RIPE = 320         # steps of growth after which it eats a plant (the game's ripe is 300: a margin)
-PLANT_FOOD = 4     # food a ripe plant gives
 UPDATED = 18       # the game updates objects nearer the player than this (2 x the view's size)
 HOME_RANGE = 12    # how far from its home it explores once it has one (its plants grow only while it is near)
 HOME_TRAVEL = 80   # steps it walks back to its home for the night, rather than dig a shelter where it is
@@ -87,7 +87,7 @@ def _named(item: str) -> str:
     return f"{'an' if words[0] in 'aeiou' else 'a'} {words}"
 
 
-class ScriptedCrafterAgent:
+class ScriptedCrafterAgent(HomeBuilding):
     """See the module: a survival policy for Crafter with its goal and plan as its reason."""
 
     name = "scripted"
@@ -225,10 +225,10 @@ class ScriptedCrafterAgent:
         # Food and drink come before the shelter while there is light enough to find them.
         return (self._fight(inv) or self._in_shelter(state, inv) or self._close_home(inv)
                 or (inv["energy"] <= EXHAUSTED and self._shelter(state, inv)) or self._urgent_needs(inv)
-                or (not self._night and self._build_home(inv))
+                or (not self._night and self._goal is None and self._build_home(inv))
                 or (state["daylight"] >= LIGHT_TO_FORAGE and self._needs(inv))
                 or self._shelter(state, inv) or self._needs(inv) or self._tools(inv)
-                or (inv["wood_sword"] and self._sapling(inv)) or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
+                or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv)) or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
                 or self._explore(near_home=True))
 
     def _fight(self, inv: dict) -> Choice | None:
@@ -282,8 +282,8 @@ class ScriptedCrafterAgent:
         if inv["health"] <= WOUNDED + 2 and not hungry:
             return Choice("noop", f"heal in my shelter: health {inv['health']}/{data.MAXIMUM['health']}")
         near = [kind for cell, kind in self._creatures.items() if kind in ENEMIES
-                and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= 3]
-        if near and inv["health"] < data.MAXIMUM["health"] - 2 and not hungry:
+                and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= SHOT]
+        if near and not hungry:
             return Choice("noop", f"wait in my shelter: a {near[0]} outside, health {inv['health']}/"
                                   f"{data.MAXIMUM['health']}")
         if not self._needy(inv):
@@ -300,26 +300,6 @@ class ScriptedCrafterAgent:
         why = f"food {inv['food']}/{data.MAXIMUM['food']}, drink {inv['drink']}/{data.MAXIMUM['drink']}"
         self._closing = self._home is not None and self._here == self._home.first
         return self._go(self._here, door, "do", f"leave the shelter: {why}, dig out the door")
-
-    def _ripening(self, cell: Cell) -> int | None:
-        """The steps until the first of the plants next to the pocket around `cell` is ripe (None if none is)."""
-        nearby = [RIPE + 1 - grown for plant, grown in self._plants.items()
-                  if abs(plant[0] - cell[0]) + abs(plant[1] - cell[1]) <= 2]
-        return max(0, min(nearby)) if nearby else None
-
-    def _close_home(self, inv: dict) -> Choice | None:
-        """Once its home is built, and each time it leaves it, fill `second` (the cell next to the plants)
-        with stone from `first`, so that no creature walks in next to the plants while it is away."""
-        home = self._home
-        if not self._closing or home is None:
-            return None
-        if not self._walkable(home.second) or not inv["stone"] or self._here == home.second:
-            self._closing = self._map.get(home.second) in data.WALKABLE and inv["stone"] > 0
-            return None
-        pose = (home.first, home.inward)
-        if not any(p == pose for _, p in self._poses(home.second, ())):
-            return None
-        return self._place_from(pose, "place_stone", "close my home behind me, the plants inside kept safe")
 
     def _needy(self, inv: dict) -> bool:
         """Whether the agent should go for food or drink if it can (more before the night)."""
@@ -415,6 +395,11 @@ class ScriptedCrafterAgent:
             if inv["energy"] <= 1:
                 return Choice("sleep", f"sleep in the open: energy {inv['energy']}/{top['energy']}, "
                                        "no shelter site known")
+            stone = inv["wood_pickaxe"] and self._nearest_next_to(
+                lambda c: self._map.get(c) == "stone" and c not in self._placed)
+            if stone:
+                return self._go(*stone[1:], "do", f"shelter: {why}, collect stone to wall one in, "
+                                                  f"stone {stone[0]} steps away")
             return self._explore(f"shelter: {why}, look for a shelter site")
         door, inward = self._site
         first = _step(door, inward)
@@ -571,106 +556,6 @@ class ScriptedCrafterAgent:
         distance, material, item, (_, stand, target) = min(routes_found)
         return self._go(stand, target, "do", f"collect {item}: {item} {inv[item]}/{STOCK[item]} wanted, "
                                              f"{material} {distance} steps away")
-
-    def _sapling(self, inv: dict) -> Choice | None:
-        """Gather saplings for its home's plants from grass (one in ten tries gives one): the grass ahead,
-        or a step onto grass with more grass beyond."""
-        if self._home or inv["sapling"] >= SAPLINGS:
-            return None
-        why = f"collect saplings for my home: {inv['sapling']}/{SAPLINGS}"
-        if self._grass(_step(self._here, self._facing)):
-            return Choice("do", f"{why}, grass ahead")
-        for action, offset in data.MOVES.items():
-            if self._grass(_step(self._here, offset)) and self._grass(_step(self._here, offset, 2)):
-                return Choice(action, f"{why}, step onto the grass")
-        return None
-
-    def _grass(self, cell: Cell) -> bool:
-        return self._map.get(cell) == "grass" and cell not in self._creatures
-
-    # -- its home (crafter_farm.py) --------------------------------------------------------------------
-
-    def _build_home(self, inv: dict) -> Choice | None:
-        """Build its home once it has the saplings and the stone: plant the saplings (each from outside,
-        while the cells round it are open), then wall the plants and the pocket with stone. It comes before
-        food and drink not urgent: the sooner the plants grow, the sooner they feed it."""
-        if self._home or not inv["wood_pickaxe"]:
-            return None
-        if self._farm is None or self._farm_needs(self._farm) is None:
-            self._farm = None
-            if inv["sapling"] >= SAPLINGS and self._step >= self._farm_search_at + SITE_RETRY:
-                self._farm_search_at = self._step
-                self._farm = self._find_farm(inv["stone"])
-            if self._farm is None:
-                return None
-        farm = self._farm
-        saplings, stones = self._farm_needs(farm)
-        planted = sum(cell in self._plants for cell in farm.plants)
-        # Plants are lost to the first creature by them until walled in: it plants only with all the stone
-        # in hand and the day ahead of it (building takes some 40 steps; the light fails at about 0.6).
-        if planted == 0 and (stones > inv["stone"] or not (self._daylight >= FULL_DAY or self._rising)):
-            return None
-        if saplings > inv["sapling"] or (stones and not inv["stone"]):
-            return None  # it gathers more first (the farm stays its plan)
-        if planted < len(farm.plants):
-            action, why = "place_plant", f"plant a sapling ({planted}/{len(farm.plants)})"
-            poses = [pose for cell in farm.plants if cell not in self._plants for pose in self._poses(cell, ())]
-        else:
-            action, why = "place_stone", "wall the plants in with stone"
-            poses = [pose for cell in (*farm.fences, *farm.pocket_walls) if not self._built(farm, cell)
-                     for pose in self._poses(cell, farm.inner)]
-            if not any(not self._built(farm, cell) for cell in (*farm.fences, *farm.pocket_walls)):
-                self._home, self._farm, self._closing = farm, None, True
-                return None
-        # Plants first, then walls, the nearest first; a cell it cannot face now (a creature in the way) waits.
-        return self._place_from(min(poses)[1], action, f"build my home: {why}") if poses else None
-
-    def _built(self, farm: Farm, cell: Cell) -> bool:
-        return self._fenced(cell) if cell in farm.fences else self._wall(cell)
-
-    def _farm_needs(self, farm: Farm, site: bool = False) -> tuple[int, int] | None:
-        """The saplings and stones a home here still needs (None if it cannot be built): a door and a pocket
-        of ground, grass or its plants for the plants, walls or ground to wall. A new `site` must also be
-        clear of tunnels (skeletons) and creatures, and each cell faced from outside."""
-        ground = data.WALKABLE
-        if site and (farm.door not in self._routes() or any(c in self._tunnels for c in farm.inner)):
-            return None
-        if not all(self._map.get(c) in ground and (c == self._here or not site or c not in self._creatures)
-                   for c in (farm.door, farm.first, farm.second)):
-            return None
-        saplings = stones = 0
-        for cell in (*farm.plants, *farm.fences, *farm.pocket_walls):
-            if cell in farm.plants:
-                done, can = cell in self._plants, self._map.get(cell) == "grass"
-                saplings += not done
-            else:
-                done, can = self._built(farm, cell), self._map.get(cell) in ground
-                stones += not done
-            if not done and not (can and (not site or any(self._poses(cell, () if cell in farm.plants else farm.inner)))):
-                return None
-        return saplings, stones
-
-    def _find_farm(self, stones_held: int) -> Farm | None:
-        """The best home among the sites nearest that the stones it holds can wall in: few stones to place,
-        near water it has seen."""
-        water = [cell for cell, material in self._map.items() if material == "water"]
-        best = None
-        for number, (door, (distance, _)) in enumerate(self._routes().items()):
-            if number == SITE_SEARCH:
-                break
-            for offset in data.MOVES.values():
-                farm = Farm(door, offset)
-                needs = self._farm_needs(farm, site=True)
-                if needs is None:
-                    continue
-                stones = needs[1]
-                if stones > stones_held:
-                    continue
-                thirst = min((abs(c[0] - farm.first[0]) + abs(c[1] - farm.first[1]) - 1 for c in water), default=50)
-                cost = distance + 4 * stones + 4 * thirst
-                if best is None or cost < best[0]:
-                    best = (cost, farm)
-        return best and best[1]
 
     def _explore(self, why: str = "explore: nothing needed in sight", stale: int = STALE,
                  near_home: bool = False) -> Choice:
