@@ -228,7 +228,8 @@ class ScriptedCrafterAgent(HomeBuilding):
                 or (not self._night and self._goal is None and self._build_home(inv))
                 or (state["daylight"] >= LIGHT_TO_FORAGE and self._needs(inv))
                 or self._shelter(state, inv) or self._needs(inv) or self._tools(inv)
-                or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv)) or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
+                or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv))
+                or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
                 or self._explore(near_home=True))
 
     def _fight(self, inv: dict) -> Choice | None:
@@ -323,12 +324,13 @@ class ScriptedCrafterAgent(HomeBuilding):
                              0 if urgent else top["drink"], "water", lambda c: self._map.get(c) == "water")
         if drink:
             return drink
-        eat = self._top_up(inv, "eat", "food", URGENT if urgent else min(EAT_AT + extra, top["food"] - 3),
-                           0 if urgent else top["food"] - 2, "cow", lambda c: self._creatures.get(c) == "cow")
+        # A cow gives 6 food: it hunts one in view at 6 at most, evening or not.
+        hunt = URGENT if urgent else min(EAT_AT + extra, top["food"] - 3)
+        eat = self._top_up(inv, "eat", "food", hunt, 0 if urgent else top["food"] - 2, "cow",
+                           lambda c: self._creatures.get(c) == "cow")
         if eat:
             return eat
-        eat = self._top_up(inv, "eat", "food", URGENT if urgent else min(EAT_AT + extra, top["food"] - 3), 0, "ripe plant",
-                           lambda c: self._plants.get(c, 0) > RIPE)
+        eat = self._top_up(inv, "eat", "food", hunt, 0, "ripe plant", lambda c: self._plants.get(c, 0) > RIPE)
         if eat:
             return eat
         home = self._home and (self._home.door, self._home.inward)

@@ -154,16 +154,16 @@ class HomeBuilding:
             return None
         if saplings > inv["sapling"] or (stones and not inv["stone"]):
             return None  # it gathers more first (the farm stays its plan)
+        walls = [cell for cell in (*farm.fences, *farm.pocket_walls) if not self._built(farm, cell)]
+        if planted == len(farm.plants) and not walls:
+            self._home, self._farm, self._closing = farm, None, True
+            return None
         if planted < len(farm.plants):
             action, why = "place_plant", f"plant a sapling ({planted}/{len(farm.plants)})"
             poses = [pose for cell in farm.plants if cell not in self._plants for pose in self._poses(cell, ())]
         else:
             action, why = "place_stone", "wall the plants in with stone"
-            poses = [pose for cell in (*farm.fences, *farm.pocket_walls) if not self._built(farm, cell)
-                     for pose in self._poses(cell, farm.inner)]
-            if not any(not self._built(farm, cell) for cell in (*farm.fences, *farm.pocket_walls)):
-                self._home, self._farm, self._closing = farm, None, True
-                return None
+            poses = [pose for cell in walls for pose in self._poses(cell, farm.inner)]
         # Plants first, then walls, the nearest first; a cell it cannot face now (a creature in the way) waits.
         return self._place_from(min(poses)[1], action, f"build my home: {why}") if poses else None
 
@@ -188,7 +188,9 @@ class HomeBuilding:
             else:
                 done, can = self._built(farm, cell), self._map.get(cell) in ground
                 stones += not done
-            if not done and not (can and (not site or any(self._poses(cell, () if cell in farm.plants else farm.inner)))):
+            if done:
+                continue
+            if not can or (site and not any(self._poses(cell, () if cell in farm.plants else farm.inner))):
                 return None
         return saplings, stones
 
