@@ -6,15 +6,21 @@ urgent of its goals:
 
 1. asleep: wait to wake up;
 2. a zombie or skeleton next to it: fight (a zombie follows whoever flees);
-3. sealed in a shelter: sleep, or wait for daylight, then dig its way out;
-4. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view
-   (else go where it last saw one, or to grass not seen lately), or eat a plant of its own once ripe;
-5. night, low energy or low health: dig a two-cell pocket into stone, or wall one in with placed stone,
-   and seal it with a stone placed from inside (zombies walk only on grass, sand and path and hit only
-   from a next cell; arrows stop at stone);
-6. tools: a table, then the pickaxes and swords Crafter's recipes allow, a furnace for the iron ones;
-7. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings to plant;
-8. else rest in its shelter, or explore: walk to the nearest seen ground next to unseen cells.
+3. sealed in a shelter: eat a ripe plant of its home or drink from water by the wall, sleep, or wait
+   for daylight (or a plant about to ripen, or a zombie to go), then dig its way out; leaving its home,
+   fill the pocket behind it with stone;
+4. in daylight, its home (crafter_farm.py): once it holds the saplings and the stone, plant and wall in
+   three plants round a shelter's pocket: food that grows again while it stays near;
+5. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view
+   (else go where it last saw one: a cow far from the player stands still, or to grass not seen
+   lately, near its home if it has one), or go home to eat a ripe plant;
+6. night, low energy or low health: go home if near, else dig a two-cell pocket into stone, or wall one
+   in with placed stone, and seal it with a stone placed from inside (zombies walk only on grass, sand
+   and path and hit only from a next cell; arrows stop at stone);
+7. tools: a table, then the pickaxes and swords Crafter's recipes allow, a furnace for the iron ones;
+8. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings for its home;
+9. else rest in its shelter, or explore: walk to the nearest seen ground next to unseen cells (within
+   HOME_RANGE of its home once it has one).
 
 Its reason for each step is that goal and its plan, made from the state that chose the action
 ("drink: drink 3/9, water 4 steps away"). It never walks into lava (routes cross walkable cells only).
@@ -29,33 +35,37 @@ import random
 from qtc.dsl import crafter_data as data
 
 from .choice import Choice
+from .crafter_farm import PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm, HomeBuilding, moved as _step
 
 Cell = tuple[int, int]
 
 # Zombies spawn on grass as the light fails (Env._balance_chunk): one a chunk below 0.83, up to 3 at full
-# dark, and they linger after. The agent shelters once the light falls below DUSK and stays until it
-# is back to DAWN (of each 300-step day, about steps 140 to 285); while it falls below EVENING it tops
-# up food and drink for the night.
-DUSK, DAWN, EVENING = 0.6, 0.6, 0.9
+# dark, and they linger after (they leave as the light comes back, all of them above 0.84). The agent
+# shelters once the light falls below DUSK and stays until it is back to DAWN (of each 300-step day,
+# about step 140 to step 7 of the next); while it falls below EVENING it tops up food and drink.
+DUSK, DAWN, EVENING = 0.6, 0.85, 0.9
 LIGHT_TO_FORAGE = 0.45
-# Cells a shelter's walls may be: neither zombies nor arrows pass them, and arrows do not break them
-# (an arrow turns a table or a furnace into path). Cells outside the world stop everything too.
+# Cells a shelter's walls may be: no zombie passes them, arrows do not break them (an arrow turns a table
+# or a furnace into path), and the agent can turn to them without stepping in (lava it could). Arrows
+# fly over water, but skeletons keep to the tunnels; water in a wall lets the agent drink from inside.
+# Cells outside the world stop everything too.
 OUTSIDE = "outside"
-WALLS = frozenset({"stone", "coal", "iron", "diamond", "tree", OUTSIDE})
+WALLS = frozenset({"stone", "coal", "iron", "diamond", "tree", "water", OUTSIDE})
 # Stats at or below these send the agent to eat or drink before anything else; it then keeps at it until
 # the stat is at least the second number.
 URGENT, TOPPED_UP = 2, 6
+HUNGER_STEPS = 26  # awake steps a point of food lasts (Player._update_life_stats)
 HUNGRY = 6         # food at which it goes looking for a cow when none is in view
 EAT_AT = 7         # food at which it hunts a cow in view (a cow gives 6; cows are few)
 TIRED = 3          # energy at which it goes to sleep whatever the hour
 EXHAUSTED = 1      # energy at which sleep comes before food and drink
 WOUNDED = 5        # health at which it shelters to heal
 STOCK = {"wood": 5, "stone": 9, "coal": 2, "iron": 2, "diamond": 1}
-SITE_SEARCH = 400  # the nearest cells tried as a shelter's door
-PLANTS = 6         # plants it keeps growing
-RIPE = 320         # steps of growth after which it eats a plant (the game's ripe is 300: a margin)
 UPDATED = 18       # the game updates objects nearer the player than this (2 x the view's size)
-COW_MEMORY = 300   # steps a cow seen is looked for where it was (cows wander slowly)
+HOME_RANGE = 12    # how far from its home it explores once it has one (its plants grow only while it is near)
+HOME_TRAVEL = 80   # steps it walks back to its home for the night, rather than dig a shelter where it is
+COW_MEMORY = 300   # steps a cow seen is looked for where it was (counted while the game updates it: a cow
+                   # far from the player stands still)
 COW_STALE = 100    # steps after which ground seen is worth seeing again for a cow
 STALE = 300        # steps after which ground seen is worth exploring again
 NEAR = 20          # materials further than this (steps) are left for later, unless needed for a tool
@@ -65,10 +75,6 @@ MINE = {material: info for material, info in data.COLLECT.items() if material no
 ENEMIES = ("zombie", "skeleton")
 RISK = 8           # what a step into danger costs a route, in steps
 SHOT = 5           # a skeleton shoots at a player this near (Skeleton.update)
-
-
-def _step(cell: Cell, offset: tuple[int, int]) -> Cell:
-    return cell[0] + offset[0], cell[1] + offset[1]
 
 
 def _offsets(a: Cell, b: Cell) -> tuple[int, int]:
@@ -81,7 +87,7 @@ def _named(item: str) -> str:
     return f"{'an' if words[0] in 'aeiou' else 'a'} {words}"
 
 
-class ScriptedCrafterAgent:
+class ScriptedCrafterAgent(HomeBuilding):
     """See the module: a survival policy for Crafter with its goal and plan as its reason."""
 
     name = "scripted"
@@ -98,10 +104,15 @@ class ScriptedCrafterAgent:
         # made by mining is not).
         self._tunnels: set[Cell] = set()
         self._daylight = 1.0
+        self._rising = False
         self._seen_at: dict[Cell, int] = {}   # the last step each cell was in view
         self._placed: set[Cell] = set()       # stones it placed: walls, never mined for stone
-        self._cows: dict[Cell, int] = {}
+        self._cows: dict[Cell, tuple[int, int]] = {}   # where a cow was: the step seen, and its updates since
         self._plants: dict[Cell, int] = {}
+        self._home: Farm | None = None       # its home once built, and the one it is building
+        self._farm: Farm | None = None
+        self._closing = False                # to fill its home's pocket with stone, leaving it
+        self._farm_search_at = -SITE_RETRY   # the step it last looked for a site for its home
 
     # -- what the agent sees and remembers ------------------------------------------------------------
 
@@ -114,6 +125,7 @@ class ScriptedCrafterAgent:
                     self._tunnels.add(cell)
                 self._map[cell] = OUTSIDE if material is None else material
         falling = state["daylight"] < self._daylight
+        self._rising = state["daylight"] > self._daylight
         self._evening = falling and state["daylight"] < EVENING
         self._night = state["daylight"] < (DUSK if falling else DAWN)
         self._daylight = state["daylight"]
@@ -132,17 +144,28 @@ class ScriptedCrafterAgent:
         view_cells = set(view_cells)
         self._seen_at.update(dict.fromkeys(view_cells, self._step))
         # Cows seen: where each was last, forgotten once that cell is seen without it or after COW_MEMORY steps.
-        self._cows = {cell: step for cell, step in self._cows.items()
-                      if cell not in view_cells and self._step - step < COW_MEMORY}
-        self._cows.update({cell: self._step for cell, kind in self._creatures.items() if kind == "cow"})
+        self._cows = {cell: (seen, updates + self._updated(cell)) for cell, (seen, updates) in self._cows.items()
+                      if cell not in view_cells and updates < COW_MEMORY}
+        self._cows.update({cell: (self._step, 0) for cell, kind in self._creatures.items() if kind == "cow"})
         # Its plants, and how long each has grown: a plant grows a step while the player is near enough
         # for the game to update it (Env.step), and is gone once seen without it (eaten by a creature).
-        self._plants = {cell: grown + (abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) < UPDATED)
-                        for cell, grown in self._plants.items()
+        self._plants = {cell: grown + self._updated(cell) for cell, grown in self._plants.items()
                         if cell not in view_cells or self._creatures.get(cell) == "plant"}
+
+    def _updated(self, cell: Cell) -> bool:
+        return abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) < UPDATED
 
     def _walkable(self, cell: Cell) -> bool:
         return self._map.get(cell) in data.WALKABLE and cell not in self._creatures
+
+    def _wall(self, cell: Cell) -> bool:
+        """Whether a cell stops zombies and arrows: a wall material, or a plant of its own (an object there
+        keeps creatures out; an arrow hitting it stops)."""
+        return (self._map.get(cell) in WALLS and cell not in self._creatures) or cell in self._plants
+
+    def _fenced(self, cell: Cell) -> bool:
+        """Whether no creature can step on a cell: a known cell that is not ground, or one of its plants."""
+        return cell in self._map and (self._map[cell] not in data.WALKABLE or cell in self._plants)
 
     def _routes(self) -> dict[Cell, tuple[int, str]]:
         """Every remembered cell the agent can walk to, nearest first: the steps and the first move of the
@@ -200,12 +223,14 @@ class ScriptedCrafterAgent:
         if state["sleeping"]:
             return Choice("noop", f"asleep: energy {inv['energy']}/{data.MAXIMUM['energy']}, waking when full")
         # Food and drink come before the shelter while there is light enough to find them.
-        return (self._fight(inv) or self._in_shelter(state, inv)
+        return (self._fight(inv) or self._in_shelter(state, inv) or self._close_home(inv)
                 or (inv["energy"] <= EXHAUSTED and self._shelter(state, inv)) or self._urgent_needs(inv)
+                or (not self._night and self._goal is None and self._build_home(inv))
                 or (state["daylight"] >= LIGHT_TO_FORAGE and self._needs(inv))
                 or self._shelter(state, inv) or self._needs(inv) or self._tools(inv)
+                or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv))
                 or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
-                or self._explore())
+                or self._explore(near_home=True))
 
     def _fight(self, inv: dict) -> Choice | None:
         for offset in data.MOVES.values():
@@ -223,7 +248,7 @@ class ScriptedCrafterAgent:
             for offset in data.MOVES.values():
                 nxt = _step(cell, offset)
                 material = self._map.get(nxt)
-                if nxt in pocket or (material in WALLS and nxt not in self._creatures):
+                if nxt in pocket or self._wall(nxt):
                     continue
                 if material not in data.WALKABLE or nxt in self._creatures or len(pocket) == 3:
                     return False
@@ -236,11 +261,21 @@ class ScriptedCrafterAgent:
             self._door = None
             return None
         self._site = None
+        if inv["food"] <= data.MAXIMUM["food"] - PLANT_FOOD:
+            ripe = self._nearest_next_to(lambda c: self._plants.get(c, 0) > RIPE)
+            if ripe:
+                return self._go(*ripe[1:], "do", f"eat a ripe plant in my shelter: food {inv['food']}/"
+                                                 f"{data.MAXIMUM['food']}")
+        if inv["drink"] < data.MAXIMUM["drink"] and not state["sleeping"]:
+            water = self._nearest_next_to(lambda c: self._map.get(c) == "water")
+            if water:
+                return self._go(*water[1:], "do", f"drink in my shelter: drink {inv['drink']}/"
+                                                  f"{data.MAXIMUM['drink']}, water by the wall")
         energy, top = inv["energy"], data.MAXIMUM["energy"]
         # Out of food or drink, health drains by 1 in 16 steps at most, slower than zombies at night
         # would take it: at night the agent stays in unless it is about to die of it.
         starving = min(inv["food"], inv["drink"]) == 0
-        hungry = (starving and inv["health"] <= 2) if self._night else min(inv["food"], inv["drink"]) <= 1
+        hungry = (starving and inv["health"] <= WOUNDED - 1) if self._night else min(inv["food"], inv["drink"]) <= 1
         if (energy < top if self._night else energy <= TIRED) and not hungry:
             return Choice("sleep", f"sleep: energy {energy}/{top}, sealed in my shelter")
         if self._night and not hungry:
@@ -248,18 +283,23 @@ class ScriptedCrafterAgent:
         if inv["health"] <= WOUNDED + 2 and not hungry:
             return Choice("noop", f"heal in my shelter: health {inv['health']}/{data.MAXIMUM['health']}")
         near = [kind for cell, kind in self._creatures.items() if kind in ENEMIES
-                and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= 3]
-        if near and inv["health"] < data.MAXIMUM["health"] - 2 and not hungry:
+                and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= SHOT]
+        if near and not hungry:
             return Choice("noop", f"wait in my shelter: a {near[0]} outside, health {inv['health']}/"
                                   f"{data.MAXIMUM['health']}")
         if not self._needy(inv):
             return Choice("noop", f"rest in my shelter: nothing needed, food {inv['food']}/"
                                   f"{data.MAXIMUM['food']}, drink {inv['drink']}/{data.MAXIMUM['drink']}")
+        ripening = self._ripening(self._here)
+        if ripening is not None and inv["drink"] > TOPPED_UP and ripening < (inv["food"] - 1) * HUNGER_STEPS:
+            return Choice("noop", f"wait in my shelter for a plant to ripen: about {ripening} steps, "
+                                  f"food {inv['food']}/{data.MAXIMUM['food']}")
         door = self._door or next((_step(self._here, o) for o in data.MOVES.values()
                                    if self._map.get(_step(self._here, o)) in MINE), None)
         if door is None or abs(door[0] - self._here[0]) + abs(door[1] - self._here[1]) != 1:
             return None
         why = f"food {inv['food']}/{data.MAXIMUM['food']}, drink {inv['drink']}/{data.MAXIMUM['drink']}"
+        self._closing = self._home is not None and self._here == self._home.first
         return self._go(self._here, door, "do", f"leave the shelter: {why}, dig out the door")
 
     def _needy(self, inv: dict) -> bool:
@@ -268,8 +308,8 @@ class ScriptedCrafterAgent:
         return inv["drink"] <= TOPPED_UP + extra or inv["food"] <= HUNGRY + extra
 
     def _urgent_needs(self, inv: dict) -> Choice | None:
-        # At night the zombies outside are worse than hunger until health runs low.
-        if self._night and inv["health"] > WOUNDED - 2:
+        # At night the zombies outside are worse than hunger until health runs low and food or drink is out.
+        if self._night and (inv["health"] > WOUNDED - 2 or min(inv["food"], inv["drink"]) > 0):
             return None
         if inv["drink"] <= URGENT or inv["food"] <= URGENT:
             return self._needs(inv, urgent=True)
@@ -284,22 +324,29 @@ class ScriptedCrafterAgent:
                              0 if urgent else top["drink"], "water", lambda c: self._map.get(c) == "water")
         if drink:
             return drink
-        eat = self._top_up(inv, "eat", "food", URGENT if urgent else EAT_AT + extra,
-                           0 if urgent else top["food"] - 2, "cow", lambda c: self._creatures.get(c) == "cow")
+        # A cow gives 6 food: it hunts one in view at 6 at most, evening or not.
+        hunt = URGENT if urgent else min(EAT_AT + extra, top["food"] - 3)
+        eat = self._top_up(inv, "eat", "food", hunt, 0 if urgent else top["food"] - 2, "cow",
+                           lambda c: self._creatures.get(c) == "cow")
         if eat:
             return eat
-        eat = self._top_up(inv, "eat", "food", URGENT if urgent else EAT_AT + extra, 0, "ripe plant",
-                           lambda c: self._plants.get(c, 0) > RIPE)
+        eat = self._top_up(inv, "eat", "food", hunt, 0, "ripe plant", lambda c: self._plants.get(c, 0) > RIPE)
         if eat:
             return eat
+        home = self._home and (self._home.door, self._home.inward)
+        if (home and inv["food"] <= top["food"] - PLANT_FOOD and self._ripening(self._home.second) == 0
+                and self._site_cost(*home, inv) is not None):
+            self._site = home
+            return self._go_shelter(f"go home to eat a ripe plant: food {inv['food']}/{top['food']}", inv)
         if inv["food"] <= (URGENT if urgent else HUNGRY):
             routes = self._routes()
-            remembered = [(routes[cell][0], cell) for cell in self._cows if cell in routes]
+            remembered = [(routes[cell][0], cell) for cell in self._cows if cell in routes
+                          and (urgent or not self._home or self._home.near(cell, HOME_RANGE))]
             if remembered:
                 distance, cell = min(remembered)
                 return Choice(routes[cell][1], f"look for a cow: food {inv['food']}/{top['food']}, one was "
-                                               f"{distance} steps away {self._step - self._cows[cell]} steps ago")
-            return self._explore(f"look for a cow: food {inv['food']}/{top['food']}", COW_STALE)
+                                               f"{distance} steps away {self._step - self._cows[cell][0]} steps ago")
+            return self._explore(f"look for a cow: food {inv['food']}/{top['food']}", COW_STALE, near_home=not urgent)
         if inv["drink"] <= (URGENT if urgent else TOPPED_UP + extra):
             return self._explore(f"look for water: drink {inv['drink']}/{top['drink']}")
         return None
@@ -333,7 +380,16 @@ class ScriptedCrafterAgent:
             why = "nothing needed, rest"
         else:
             return None
-        if self._site is None or not self._site_cost(*self._site, inv) is not None:
+        return self._go_shelter(why, inv, idle)
+
+    def _go_shelter(self, why: str, inv: dict, idle: bool = False) -> Choice | None:
+        """Go into a shelter and seal it: the one it is making for, its home if near, or a new one."""
+        top = data.MAXIMUM
+        home = self._home and (self._home.door, self._home.inward)
+        if home and self._site != home and self._site_cost(*home, inv) is not None:
+            if self._routes()[home[0]][0] <= HOME_TRAVEL:
+                self._site = home
+        if self._site is None or self._site_cost(*self._site, inv) is None:
             self._site = self._find_site(inv)
         if self._site is None:
             if idle:
@@ -341,6 +397,11 @@ class ScriptedCrafterAgent:
             if inv["energy"] <= 1:
                 return Choice("sleep", f"sleep in the open: energy {inv['energy']}/{top['energy']}, "
                                        "no shelter site known")
+            stone = inv["wood_pickaxe"] and self._nearest_next_to(
+                lambda c: self._map.get(c) == "stone" and c not in self._placed)
+            if stone:
+                return self._go(*stone[1:], "do", f"shelter: {why}, collect stone to wall one in, "
+                                                  f"stone {stone[0]} steps away")
             return self._explore(f"shelter: {why}, look for a shelter site")
         door, inward = self._site
         first = _step(door, inward)
@@ -348,14 +409,8 @@ class ScriptedCrafterAgent:
         back = (-inward[0], -inward[1])
         if self._here not in (first, second):
             for wall, stand, offset in self._side_walls(door, inward):
-                if stand is None:
-                    continue
-                if self._here == stand and self._facing == offset:
-                    return Choice("place_stone", f"shelter: {why}, wall the pocket with stone")
-                behind = _step(stand, (-offset[0], -offset[1]))
-                if self._here == behind:
-                    return Choice(f"move_{data.FACINGS[offset]}", f"shelter: {why}, turn to wall the pocket")
-                return Choice(self._routes()[behind][1], f"shelter: {why}, walk round to wall the pocket")
+                if stand is not None:
+                    return self._place_from((stand, offset), "place_stone", f"shelter: {why}, wall the pocket")
         if self._here == second:
             if self._facing == inward and self._walkable(_step(second, inward)):
                 return Choice("place_stone", f"shelter: {why}, wall the end of the pocket")
@@ -376,25 +431,41 @@ class ScriptedCrafterAgent:
 
     def _side_walls(self, door: Cell, inward: tuple[int, int]):
         """The sides of a pocket not walled yet: (cell, where to stand to place stone on it, facing), the
-        stand None when no way to face it from outside is known. One faces a cell one can walk into
-        only by walking towards it: the stand is entered from the cell behind it."""
+        stand None when no way to face it from outside is known."""
         first = _step(door, inward)
         second = _step(first, inward)
         side = (inward[1], inward[0])
         walls = [_step(c, o) for c in (first, second) for o in (side, (-side[0], -side[1]))]
         inside = {door, first, second, *walls}
         for wall in walls:
-            if self._map.get(wall) in WALLS:
-                continue
-            pose = None
-            for offset in data.MOVES.values():
-                stand = _step(wall, (-offset[0], -offset[1]))
-                behind = _step(stand, (-offset[0], -offset[1]))
-                if (stand not in inside and behind not in inside
-                        and all(c == self._here or c in self._routes() for c in (stand, behind))):
-                    pose = (stand, offset)
-                    break
-            yield (wall, *pose) if pose else (wall, None, None)
+            if not self._wall(wall):
+                yield wall, *(self._pose(wall, inside) or (None, None))
+
+    def _pose(self, cell: Cell, keep_out) -> tuple[Cell, tuple[int, int]] | None:
+        """Where to stand, outside the cells `keep_out`, to face `cell`, and the facing (the nearest such).
+        One faces a cell one can walk into only by walking towards it: the stand is entered from the cell
+        behind it."""
+        return min(self._poses(cell, keep_out), default=(None, None))[1]
+
+    def _poses(self, cell: Cell, keep_out):
+        """The poses from which to face `cell` (see _pose), each with the steps to it."""
+        routes = self._routes()
+        for offset in data.MOVES.values():
+            stand = _step(cell, (-offset[0], -offset[1]))
+            behind = _step(stand, (-offset[0], -offset[1]))
+            if (stand not in keep_out and behind not in keep_out
+                    and all(c == self._here or c in routes for c in (stand, behind))):
+                yield (0 if self._here == stand else routes[behind][0] if behind in routes else 0), (stand, offset)
+
+    def _place_from(self, pose: tuple[Cell, tuple[int, int]], action: str, reason: str) -> Choice:
+        """Walk round to the pose's stand, entering it from behind so as to face the cell, and act."""
+        stand, offset = pose
+        if self._here == stand and self._facing == offset:
+            return Choice(action, reason)
+        behind = _step(stand, (-offset[0], -offset[1]))
+        if self._here == behind:
+            return Choice(f"move_{data.FACINGS[offset]}", f"{reason}: turn to it")
+        return Choice(self._routes()[behind][1], f"{reason}: walk round to it")
 
     def _site_cost(self, door: Cell, inward: tuple[int, int], inv: dict) -> int | None:
         """The stones to place for a shelter at this door (None if it cannot be had): a door cell the
@@ -409,12 +480,12 @@ class ScriptedCrafterAgent:
             if not (self._walkable(cell) or cell == self._here
                     or (self._map.get(cell) == "stone" and inv["wood_pickaxe"])):
                 return None
-        if self._map.get(end) not in WALLS and not self._walkable(end):
+        if not self._wall(end) and not self._walkable(end):
             return None
         sides = list(self._side_walls(door, inward))
         if any(stand is None or not self._walkable(wall) for wall, stand, _ in sides):
             return None
-        placed = len(sides) + (self._map.get(end) not in WALLS) + 1
+        placed = len(sides) + (not self._wall(end)) + 1
         mined = sum(self._map.get(cell) == "stone" for cell in (first, second))
         return placed if inv["stone"] + mined >= placed * data.PLACE["stone"]["uses"]["stone"] else None
 
@@ -488,23 +559,17 @@ class ScriptedCrafterAgent:
         return self._go(stand, target, "do", f"collect {item}: {item} {inv[item]}/{STOCK[item]} wanted, "
                                              f"{material} {distance} steps away")
 
-    def _sapling(self, inv: dict) -> Choice | None:
-        """With nothing else to do, gather saplings from the grass ahead and plant them: food to come."""
-        ahead = _step(self._here, self._facing)
-        if self._map.get(ahead) != "grass" or ahead in self._creatures or len(self._plants) >= PLANTS:
-            return None
-        if inv["sapling"]:
-            return Choice("place_plant", f"plant a sapling on the grass ahead: {len(self._plants)} plants growing")
-        return Choice("do", f"collect a sapling from the grass ahead: {len(self._plants)} plants growing")
-
-    def _explore(self, why: str = "explore: nothing needed in sight", stale: int = STALE) -> Choice:
+    def _explore(self, why: str = "explore: nothing needed in sight", stale: int = STALE,
+                 near_home: bool = False) -> Choice:
         """Walk to ground next to cells never seen or not seen for `stale` steps (cows come and go, trees
-        and water stay)."""
+        and water stay); `near_home`, within HOME_RANGE of its home if it has one, where its plants grow."""
         routes = self._routes()
         target = self._explore_target
+        home = self._home if near_home else None
         if (target is None or target == self._here or target not in routes
-                or not self._unexplored(target, stale)):
-            frontier = [cell for cell in routes if cell != self._here and self._unexplored(cell, stale)]
+                or not self._unexplored(target, stale) or (home and not home.near(target, HOME_RANGE))):
+            frontier = [cell for cell in routes if cell != self._here and self._unexplored(cell, stale)
+                        and (home is None or home.near(cell, HOME_RANGE))]
             target = frontier[self._rng.randrange(min(3, len(frontier)))] if frontier else None
             self._explore_target = target
         if target is not None:

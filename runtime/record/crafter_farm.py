@@ -1,0 +1,217 @@
+"""The scripted agent's home: a shelter whose inner cell is ringed with plants, renewable food.
+
+Cows are few and come back slowly; a plant (a sapling placed on grass) is ripe after 300 updates and
+gives 4 food each time it is eaten, but any zombie, skeleton or cow next to it destroys it (Plant.update).
+The home is the agent's two-cell shelter (door, first, second, as in crafter_agent.py) with plants on
+the three free sides of `second` instead of stone, and every other side of those plants walled, so
+that only the agent's pocket touches them:
+
+        c E c          E, L, R: plants (the end of the pocket and the sides of `second`)
+      o L 2 R o        2: second, 1: first (the pocket), D: the door
+        w 1 w          w: stone beside `first` (zombies must not reach the pocket)
+          D            c, o: walls round the plants (any cell no creature walks on)
+
+Sealed inside, the agent sleeps and eats in safety; when it leaves it seals `first` from the door, so
+nothing walks in next to the plants while it is away. Plants grow only while the agent is within
+UPDATED cells of them (Env.step updates nothing further away), so it explores near home.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qtc.dsl import crafter_data as data
+
+from .choice import Choice
+
+Cell = tuple[int, int]
+
+SAPLINGS = 4       # saplings gathered for the home's three plants, one to spare
+RIPE = 320         # steps of growth after which it eats a plant (the game's ripe is 300: a margin)
+PLANT_FOOD = 4     # food a ripe plant gives
+FULL_DAY = 0.97    # light above which the day has some 50 steps to run before it fails, if falling
+SITE_SEARCH = 400  # the nearest cells tried as the door of a shelter or a home
+SITE_RETRY = 30    # steps after which it looks again for a site for its home, having found none
+SITE_NEAR = 20     # steps beyond which a planned home with nothing planted yet is planned again nearer
+
+
+def moved(cell: Cell, offset: tuple[int, int], times: int = 1) -> Cell:
+    """The cell `times` steps from `cell` in the direction `offset`."""
+    return cell[0] + times * offset[0], cell[1] + times * offset[1]
+
+
+@dataclass(frozen=True)
+class Farm:
+    """The cells of a home whose door is `door`, its pocket going `inward` from it."""
+
+    door: Cell
+    inward: tuple[int, int]
+
+    @property
+    def _side(self) -> tuple[int, int]:
+        return self.inward[1], self.inward[0]
+
+    @property
+    def first(self) -> Cell:
+        return moved(self.door, self.inward)
+
+    @property
+    def second(self) -> Cell:
+        return moved(self.door, self.inward, 2)
+
+    @property
+    def end(self) -> Cell:
+        return moved(self.door, self.inward, 3)
+
+    @property
+    def plants(self) -> tuple[Cell, ...]:
+        return self.end, moved(self.second, self._side), moved(self.second, self._side, -1)
+
+    @property
+    def pocket_walls(self) -> tuple[Cell, ...]:
+        """The sides of `first`: stone or the like, as a shelter's walls must be."""
+        return moved(self.first, self._side), moved(self.first, self._side, -1)
+
+    @property
+    def fences(self) -> tuple[Cell, ...]:
+        """The sides of the plants away from the pocket: anything no creature walks on."""
+        return (moved(self.end, self.inward), moved(self.end, self._side), moved(self.end, self._side, -1),
+                moved(self.second, self._side, 2), moved(self.second, self._side, -2))
+
+    @property
+    def inner(self) -> frozenset[Cell]:
+        """The pocket and the plants: the walls are placed from outside them (the plants are placed first,
+        from wherever the agent can face them)."""
+        return frozenset((self.door, self.first, self.second, *self.plants))
+
+    def near(self, cell: Cell, distance: int) -> bool:
+        """Whether `cell` is within `distance` steps (Manhattan) of the plants' pocket."""
+        return abs(cell[0] - self.second[0]) + abs(cell[1] - self.second[1]) <= distance
+
+
+class HomeBuilding:
+    """The scripted agent's goals about its home (a mixin of ScriptedCrafterAgent, whose memory and moves
+    they use): gather saplings, choose a site, plant and wall it in, close it behind it when it leaves."""
+
+    def _ripening(self, cell: Cell) -> int | None:
+        """The steps until the first of the plants next to the pocket around `cell` is ripe (None if none is)."""
+        nearby = [RIPE + 1 - grown for plant, grown in self._plants.items()
+                  if abs(plant[0] - cell[0]) + abs(plant[1] - cell[1]) <= 2]
+        return max(0, min(nearby)) if nearby else None
+
+    def _close_home(self, inv: dict) -> Choice | None:
+        """Once its home is built, and each time it leaves it, fill `second` (the cell next to the plants)
+        with stone from `first`, so that no creature walks in next to the plants while it is away."""
+        home = self._home
+        if not self._closing or home is None:
+            return None
+        if not self._walkable(home.second) or not inv["stone"] or self._here == home.second:
+            self._closing = self._map.get(home.second) in data.WALKABLE and inv["stone"] > 0
+            return None
+        pose = (home.first, home.inward)
+        if not any(p == pose for _, p in self._poses(home.second, ())):
+            return None
+        return self._place_from(pose, "place_stone", "close my home behind me, the plants inside kept safe")
+
+    def _sapling(self, inv: dict) -> Choice | None:
+        """Gather saplings for its home's plants from grass (one in ten tries gives one): the grass ahead,
+        or a step onto grass with more grass beyond."""
+        if self._home or inv["sapling"] >= SAPLINGS:
+            return None
+        why = f"collect saplings for my home: {inv['sapling']}/{SAPLINGS}"
+        if self._grass(moved(self._here, self._facing)):
+            return Choice("do", f"{why}, grass ahead")
+        for action, offset in data.MOVES.items():
+            if self._grass(moved(self._here, offset)) and self._grass(moved(self._here, offset, 2)):
+                return Choice(action, f"{why}, step onto the grass")
+        return None
+
+    def _grass(self, cell: Cell) -> bool:
+        return self._map.get(cell) == "grass" and cell not in self._creatures
+
+    def _build_home(self, inv: dict) -> Choice | None:
+        """Build its home once it has the saplings and the stone: plant the saplings (each from outside,
+        while the cells round it are open), then wall the plants and the pocket with stone. It comes before
+        food and drink not urgent: the sooner the plants grow, the sooner they feed it."""
+        if self._home or not inv["wood_pickaxe"]:
+            return None
+        farm = self._farm
+        unplanted_far = farm and not any(c in self._plants for c in farm.plants) and (
+            farm.door not in self._routes() or self._routes()[farm.door][0] > SITE_NEAR)
+        if farm is None or unplanted_far or self._farm_needs(farm) is None:
+            self._farm = None
+            if inv["sapling"] >= SAPLINGS and self._step >= self._farm_search_at + SITE_RETRY:
+                self._farm_search_at = self._step
+                self._farm = self._find_farm(inv["stone"])
+            if self._farm is None:
+                return None
+        farm = self._farm
+        saplings, stones = self._farm_needs(farm)
+        planted = sum(cell in self._plants for cell in farm.plants)
+        # Plants are lost to the first creature by them until walled in: it plants only with all the stone
+        # in hand and the day ahead of it (building takes some 40 steps; the light fails at about 0.6).
+        if planted == 0 and (stones > inv["stone"] or not (self._daylight >= FULL_DAY or self._rising)):
+            return None
+        if saplings > inv["sapling"] or (stones and not inv["stone"]):
+            return None  # it gathers more first (the farm stays its plan)
+        walls = [cell for cell in (*farm.fences, *farm.pocket_walls) if not self._built(farm, cell)]
+        if planted == len(farm.plants) and not walls:
+            self._home, self._farm, self._closing = farm, None, True
+            return None
+        if planted < len(farm.plants):
+            action, why = "place_plant", f"plant a sapling ({planted}/{len(farm.plants)})"
+            poses = [pose for cell in farm.plants if cell not in self._plants for pose in self._poses(cell, ())]
+        else:
+            action, why = "place_stone", "wall the plants in with stone"
+            poses = [pose for cell in walls for pose in self._poses(cell, farm.inner)]
+        # Plants first, then walls, the nearest first; a cell it cannot face now (a creature in the way) waits.
+        return self._place_from(min(poses)[1], action, f"build my home: {why}") if poses else None
+
+    def _built(self, farm: Farm, cell: Cell) -> bool:
+        return self._fenced(cell) if cell in farm.fences else self._wall(cell)
+
+    def _farm_needs(self, farm: Farm, site: bool = False) -> tuple[int, int] | None:
+        """The saplings and stones a home here still needs (None if it cannot be built): a door and a pocket
+        of ground, grass or its plants for the plants, walls or ground to wall. A new `site` must also be
+        clear of tunnels (skeletons) and creatures, and each cell faced from outside."""
+        ground = data.WALKABLE
+        if site and (farm.door not in self._routes() or any(c in self._tunnels for c in farm.inner)):
+            return None
+        if not all(self._map.get(c) in ground and (c == self._here or not site or c not in self._creatures)
+                   for c in (farm.door, farm.first, farm.second)):
+            return None
+        saplings = stones = 0
+        for cell in (*farm.plants, *farm.fences, *farm.pocket_walls):
+            if cell in farm.plants:
+                done, can = cell in self._plants, self._map.get(cell) == "grass"
+                saplings += not done
+            else:
+                done, can = self._built(farm, cell), self._map.get(cell) in ground
+                stones += not done
+            if done:
+                continue
+            if not can or (site and not any(self._poses(cell, () if cell in farm.plants else farm.inner))):
+                return None
+        return saplings, stones
+
+    def _find_farm(self, stones_held: int) -> Farm | None:
+        """The best home among the sites nearest that the stones it holds can wall in: few stones to place,
+        near water it has seen."""
+        water = [cell for cell, material in self._map.items() if material == "water"]
+        best = None
+        for number, (door, (distance, _)) in enumerate(self._routes().items()):
+            if number == SITE_SEARCH:
+                break
+            for offset in data.MOVES.values():
+                farm = Farm(door, offset)
+                needs = self._farm_needs(farm, site=True)
+                if needs is None:
+                    continue
+                stones = needs[1]
+                if stones > stones_held:
+                    continue
+                thirst = min((abs(c[0] - farm.first[0]) + abs(c[1] - farm.first[1]) - 1 for c in water), default=50)
+                cost = distance + 4 * stones + 4 * thirst
+                if best is None or cost < best[0]:
+                    best = (cost, farm)
+        return best and best[1]
