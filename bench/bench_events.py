@@ -41,7 +41,9 @@ def main() -> None:
     for _ in range(args.rounds):
         for c in library:
             started = time.perf_counter()
-            rows[c.id] = con.sql(sql[c.id]).to_arrow_table().to_pylist()
+            result = con.execute(sql[c.id])
+            names = [d[0] for d in result.description]
+            rows[c.id] = [dict(zip(names, row)) for row in result.fetchall()]
             best[c.id] = min(best[c.id], time.perf_counter() - started)
     print(f"{episodes} episodes, cap {args.cap}")
     print(f"{'template':30} {'seconds':>8} {'answerable/episode':>19} {'answer 0':>9}")
