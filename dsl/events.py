@@ -52,7 +52,7 @@ assert set(ANY_SUBJECT_PHRASES) == {kind for kind, text in PHRASES.items() if "{
 # The kinds of each game, a closed vocabulary (`kind == "achievment"` is refused).
 KINDS: dict[str, tuple[str, ...]] = {
     "jericho": ("item_gained", "item_lost", "room_entered", "room_left", "score_changed", "death", "first_seen",
-                "score_changed_by"),
+                "score_changed_by", "action"),
     "crafter": ("achievement", "item_gained", "item_lost", "damage", "sleep", "wake", "stat_low", "terrain_first",
                 "death", "first_seen", "action"),
 }

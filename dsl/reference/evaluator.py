@@ -213,8 +213,13 @@ class Evaluator(Visitor):
             param = self.template.params[index]
             scope = Scope(episode, params, {})
             domain = domains.get(param.name, param.domain)
-            key = ("domain", id(episode), id(domain), *(hashable(params[p]) for p in self._params_read(domain)))
-            for value in self._kept(key, lambda: self.domain(domain, scope)):
+            # Kept by id only for the template's own expressions: one a caller makes may not outlive its id.
+            if domain is param.domain or any(domain is a.domain for a in self.template.adversarials):
+                key = ("domain", id(episode), id(domain), *(hashable(params[p]) for p in self._params_read(domain)))
+                values = self._kept(key, lambda: self.domain(domain, scope))
+            else:
+                values = self.domain(domain, scope)
+            for value in values:
                 bound = {**params, param.name: value}
                 if param.condition is None or is_true(self.value(param.condition, Scope(episode, bound, {}))):
                     yield from extend(index + 1, bound)

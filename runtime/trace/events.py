@@ -32,6 +32,7 @@ _JERICHO_KINDS = {
     "first_seen": "SELECT episode_id, min(step), item FROM jericho_sightings GROUP BY episode_id, item "
                   "HAVING min(step) >= 1",
     "score_changed_by": "SELECT episode_id, step, CAST(reward AS VARCHAR) FROM jericho_steps WHERE reward != 0",
+    "action": "SELECT episode_id, step, command FROM jericho_steps",
 }
 # Crafter's steps with whether the player was asleep before each (it starts awake).
 _CRAFTER_SLEEP = ("SELECT *, coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), false) AS was_sleeping "

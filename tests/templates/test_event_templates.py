@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qtc.dsl.conventions import ORDINALS
+from qtc.dsl.conventions import ORDINALS, command
 from qtc.dsl.library import load_library
 from qtc.dsl.rejected import parser_refused
 from qtc.runtime.trace.store import open_store
@@ -40,6 +40,7 @@ def trace_events(path: Path, sightings: dict[str, dict[str, int]]) -> tuple[str,
     if header["env"] == "jericho":
         names = {room["room"]: room["display_name"] for room in header["rooms"]}
         for s in steps:
+            add("action", command(s["action"]), s["step"])
             for item in set(s["inventory_after"]) - set(s["inventory_before"]):
                 add("item_gained", item, s["step"])
             for item in set(s["inventory_before"]) - set(s["inventory_after"]):
@@ -134,6 +135,13 @@ def test_event_templates_answer_what_the_traces_show(recorded):
                 k = ORDINALS[r["p_k"]] if isinstance(r["p_k"], str) else r["p_k"]
                 times = events[e]
                 expected = times[k - 1] if 0 < k <= len(times) else times[k] if -len(times) <= k < 0 else None
+            elif template == "events.count_after_kth":
+                k = ORDINALS[r["p_k"]] if isinstance(r["p_k"], str) else r["p_k"]
+                anchors = events[(r["p_anchor"], r["p_anchor_subject"])]
+                anchored = anchors[k - 1] if k > 0 else anchors[k]
+                ended = anchored + r["p_offset"]
+                assert ended <= max(step for steps in events.values() for step in steps), (template, r)
+                expected = sum(anchored < step <= ended for step in events[e])
             elif template == "events.events_before_kth":
                 k = ORDINALS[r["p_k"]] if isinstance(r["p_k"], str) else r["p_k"]
                 anchors = events[(r["p_anchor"], r["p_anchor_subject"])]

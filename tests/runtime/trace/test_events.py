@@ -12,6 +12,7 @@ import pytest
 from crafter import objects
 
 from qtc.dsl import crafter_data
+from qtc.dsl.conventions import command
 from qtc.dsl.events import KINDS, STAT_LOW_LEVEL
 from qtc.runtime.record.agents import RandomAgent, ScriptedCrafterAgent
 from qtc.runtime.record.crafter import CrafterSession
@@ -56,6 +57,7 @@ def jericho_expected(con, episode: str) -> dict[str, list]:
         if row["room_before"] != row["room_after"]:
             expected.setdefault("room_entered", []).append((step, names[row["room_after"]]))
             expected.setdefault("room_left", []).append((step, names[row["room_before"]]))
+        expected.setdefault("action", []).append((step, command(row["action"])))
         if row["reward"]:
             expected.setdefault("score_changed", []).append((step, None))
             expected.setdefault("score_changed_by", []).append((step, str(row["reward"])))
