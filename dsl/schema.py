@@ -361,10 +361,13 @@ EVENTS = Table("events", "any", (
 ), "the events of both games in one table, one row per step, kind and subject; derived at load")
 
 EVENT_SUBJECTS = Table("event_subjects", "any", (
+    STEP,
     C("kind", T.EVENT, "an event kind"),
-    C("subject", T.STRING, "a subject an event of that kind could plausibly have in this episode's game, less "
-                           "rooms of the episode and the terrain it started on: the domain of false premises"),
-), "per episode, the plausible subjects of each event kind; derived at load", has_step=False)
+    C("subject", T.STRING, "a subject an event of that kind could plausibly have in this episode's game"),
+    C("met", T.BOOLEAN, "false: a plausible subject (at step 0); true: the episode met it at this step, the "
+                        "first it did (CONVENTIONS.md, Events)"),
+), "per episode, the plausible subjects of each event kind, and when the episode met each: false premises are "
+   "those not met within the horizon; derived at load", has_step_zero=True)
 
 TABLES: tuple[Table, ...] = (
     EPISODES, VOCAB,

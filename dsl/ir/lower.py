@@ -178,7 +178,10 @@ class _Lowering:
         order = list(self.params)
         stream = f"{self.template.id}|{side}"
         linear = all(self.lo.node_card(node) != CARD_PRODUCT for node in components)
-        if self.sampling == "domain" and order and linear:
+        # Components sized by the trace, crossed: the keyed top-N would enumerate their product, while
+        # numbering each costs its own size (a sort of each, at worst).
+        crossed = sum(not self._listed(group) for group in groups) > 1
+        if self.sampling == "domain" and order and (linear or crossed):
             numbered = [(self.lo.add("num", "sample", tuple(group), numbered_sql(node, group),
                                      self.lo.node_card(node), f"component {', '.join(group)} numbered", fence=True),
                          group) for node, group in zip(components, groups)]
@@ -193,6 +196,11 @@ class _Lowering:
         capped = self.sampling != "every"
         return self.lo.add(f"s_{side}_", "sample", tuple(order), sql, "O(cap)" if capped else CARD_PRODUCT,
                            f"sampled bindings ({side})", fence=True)
+
+    def _listed(self, group: list[str]) -> bool:
+        """Whether a component is one parameter drawn from a list the template writes (`[1, 2, 3]`): a
+        handful of values, whatever the trace."""
+        return len(group) == 1 and isinstance(self.params[group[0]].domain, A.ListLiteral)
 
     # ---- the rows ----
     def _answerable(self, sample: str) -> str:

@@ -22,9 +22,13 @@ which generate relies on when it raises a template's cap):
   beyond DuckDB's top-N limit use that window form (`window`), which keeps the same bindings.
 
 A component whose parameters draw from each other's domains (`param first: ... where step < $t`) is
-itself a product that must be enumerated whatever the order; where a side has one, the domain order
-keeps the bindings with the smallest keys mixed from their values' MD5 keys (keyed_top_n_sql) by the
-same streaming top-N as compat, which no sort and no numbering of that product can beat. Conditions never span components
+itself a product that must be enumerated whatever the order; where a side has one, crossed with nothing
+but lists the template writes (`param k: [first, second]`), the domain order keeps the bindings with
+the smallest keys mixed from their values' MD5 keys (keyed_top_n_sql) by the same streaming top-N as
+compat, which no sort and no numbering of that product can beat. Crossed with another component sized
+by the trace, that top-N would enumerate the product of the components (an anchor event and a counted
+event: the square of the episode's events), so each component is numbered instead, at the cost of its
+own size. Conditions never span components
 (components are the parameters linked by domains and conditions), so no drawn binding is rejected
 here; requires are checked after the sample.
 """

@@ -147,6 +147,28 @@ class Evaluator(Visitor):
         self.episodes = [e for e in cut_to_horizon(tables, horizon)
                          if checked.env in ("any", e.episode["env"])]
         self.spaces: dict[str, EpisodeSpace] = {}
+        # A let's value, and a parameter's domain, depend on the episode and the parameters they read, not
+        # on the other bindings: kept across candidates (a product of three events' parameters reads each
+        # anchor, and each kind's subjects, many times).
+        self.let_params = {name: self._params_read(expr) for name, expr in self.let_exprs.items()}
+        self.kept: dict[tuple, Any] = {}
+
+    def _params_read(self, e: A.Expr) -> tuple[str, ...]:
+        """The parameters an expression reads, itself or through the lets it names, in declaration order."""
+        read, pending, seen = set(), [e], set()
+        while pending:
+            for node in A.walk(pending.pop()):
+                if isinstance(node, A.ParamRef):
+                    read.add(node.name)
+                elif isinstance(node, A.Name) and node.ref and node.ref[0] == "let" and node.name not in seen:
+                    seen.add(node.name)
+                    pending.append(self.let_exprs[node.name])
+        return tuple(p.name for p in self.template.params if p.name in read)
+
+    def _kept(self, key: tuple, compute):
+        if key not in self.kept:
+            self.kept[key] = compute()
+        return self.kept[key]
 
     # ---- candidates ----
     def candidates(self) -> list[Candidate]:
@@ -192,7 +214,14 @@ class Evaluator(Visitor):
                 return
             param = self.template.params[index]
             scope = Scope(episode, params, {})
-            for value in self.domain(domains.get(param.name, param.domain), scope):
+            domain = domains.get(param.name, param.domain)
+            # Kept by id only for the template's own expressions: one a caller makes may not outlive its id.
+            if domain is param.domain or any(domain is a.domain for a in self.template.adversarials):
+                key = ("domain", id(episode), id(domain), *(hashable(params[p]) for p in self._params_read(domain)))
+                values = self._kept(key, lambda: self.domain(domain, scope))
+            else:
+                values = self.domain(domain, scope)
+            for value in values:
                 bound = {**params, param.name: value}
                 if param.condition is None or is_true(self.value(param.condition, Scope(episode, bound, {}))):
                     yield from extend(index + 1, bound)
@@ -285,7 +314,9 @@ class Evaluator(Visitor):
             return scope.row[e.name]
         if kind == "let":  # a let is one value per candidate: computed on first use, then kept
             if e.name not in scope.lets:
-                scope.lets[e.name] = self.value(self.let_exprs[e.name], scope)
+                key = ("let", id(scope.episode), e.name,
+                       *(hashable(scope.params[p]) for p in self.let_params[e.name]))
+                scope.lets[e.name] = self._kept(key, lambda: self.value(self.let_exprs[e.name], scope))
             return scope.lets[e.name]
         if kind == "table":
             table: schema.Table = e.ref[1]

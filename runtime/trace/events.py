@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from qtc.dsl import crafter_data, schema
 from qtc.dsl.events import DAMAGE_CAUSES, KINDS, STAT_LOW_LEVEL, SUBJECT_VOCABULARY
@@ -28,6 +29,10 @@ _JERICHO_KINDS = {
                  "USING (episode_id, room) WHERE e.change = 'left'",
     "score_changed": "SELECT episode_id, step, NULL FROM jericho_steps WHERE reward != 0",
     "death": "SELECT episode_id, death_step, NULL FROM episodes WHERE env = 'jericho' AND death_step IS NOT NULL",
+    "first_seen": "SELECT episode_id, min(step), item FROM jericho_sightings GROUP BY episode_id, item "
+                  "HAVING min(step) >= 1",
+    "score_changed_by": "SELECT episode_id, step, CAST(reward AS VARCHAR) FROM jericho_steps WHERE reward != 0",
+    "action": "SELECT episode_id, step, command FROM jericho_steps",
 }
 # Crafter's steps with whether the player was asleep before each (it starts awake).
 _CRAFTER_SLEEP = ("SELECT *, coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), false) AS was_sleeping "
@@ -48,6 +53,10 @@ _CRAFTER_KINDS = {
                      "(SELECT terrain_before FROM crafter_steps f WHERE f.episode_id = s.episode_id AND f.step = 1) "
                      "GROUP BY episode_id, terrain_after",
     "death": "SELECT episode_id, death_step, NULL FROM episodes WHERE env = 'crafter' AND death_step IS NOT NULL",
+    "first_seen": "SELECT episode_id, min(step), seen FROM (SELECT episode_id, step, material AS seen "
+                  "FROM crafter_view UNION ALL SELECT episode_id, step, creature FROM crafter_creatures) "
+                  "WHERE seen IS NOT NULL GROUP BY episode_id, seen HAVING min(step) >= 1",
+    "action": "SELECT episode_id, step, action FROM crafter_steps",
 }
 _KIND_SQL = {"jericho": _JERICHO_KINDS, "crafter": _CRAFTER_KINDS}
 assert all(tuple(_KIND_SQL[env]) == KINDS[env] for env in schema.ENVS), "one derivation per kind of dsl/events.py"
@@ -91,35 +100,72 @@ _NUMBERED = re.compile(r" \(\d+\)$")
 
 
 def event_subjects(headers: list[dict], vocabulary, tables: dict[schema.Table, pa.Table]) -> list[tuple]:
-    """The rows of event_subjects: per episode, each kind's plausible subjects, from the game's vocabulary
-    (`vocabulary(header)`), less what the episode met at any step: the names of its rooms, the things it
-    carried or met by name (CONVENTIONS.md, Items), the terrain it started on. Something that did
-    happen is never offered as a false premise, even after the horizon."""
-    met = _met_items(tables)
+    """The rows of event_subjects (episode_id, step, kind, subject, met): per episode, each kind's
+    plausible subjects, from the game's vocabulary (`vocabulary(header)`), at step 0 and not `met`; then,
+    `met`, each of them the episode met, at the first step it did: a room's names once it entered the
+    room, the things it carried or met by name (CONVENTIONS.md, Items), the terrain it started on, and
+    for first sightings what its first view showed. Cut at a horizon, the plausible subjects less those
+    met are what the player had not met by then."""
+    met = _met_steps(headers, tables)
+    shown_first = _first_view(tables)
     rows = []
     for h in headers:
-        vocab = vocabulary(h)
-        seen = met.get(h["episode_id"], set()) | {h["initial"].get("terrain")} | {
-            name for room in h.get("rooms", ())
-            for name in (room["name"], room["display_name"], _NUMBERED.sub("", room["display_name"]))}
-        for kind, vocab_kind in SUBJECT_VOCABULARY[h["env"]].items():
-            rows += [(h["episode_id"], kind, subject) for subject in dict.fromkeys(vocab.get(vocab_kind, ()))
-                     if subject not in seen]
+        episode, vocab = h["episode_id"], vocabulary(h)
+        for kind, vocab_kinds in SUBJECT_VOCABULARY[h["env"]].items():
+            met_at = met.get(episode, {})
+            if kind == "first_seen":
+                met_at = {**met_at, **dict.fromkeys(shown_first.get(episode, ()), 0)}
+            subjects = dict.fromkeys(subject for vocab_kind in vocab_kinds for subject in vocab.get(vocab_kind, ()))
+            rows += [(episode, 0, kind, subject, False) for subject in subjects]
+            rows += [(episode, met_at[subject], kind, subject, True) for subject in subjects if subject in met_at]
         if h["env"] == "crafter":
-            rows += [(h["episode_id"], "damage", cause) for cause in DAMAGE_CAUSES]
+            rows += [(episode, 0, "damage", cause, False) for cause in DAMAGE_CAUSES]
     return rows
 
 
-def _met_items(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:
-    """Per Jericho episode, every thing it carried (before or after any step) or met by name."""
-    met: dict[str, set[str]] = {}
+def _met_steps(headers: list[dict], tables: dict[schema.Table, pa.Table]) -> dict[str, dict[str, int]]:
+    """Per episode, each name it met with the first step it met it: Jericho's things carried (before step
+    1: step 0) or met by name, and its rooms' names (as listed, displayed, or displayed without their
+    number: "Forest" once in "Forest (2)") from the step it entered them (0: where it started);
+    Crafter's terrain it started on."""
+    met: dict[str, dict[str, int]] = {}
+
+    def add(episode: str, name: str, step: int) -> None:
+        names = met.setdefault(episode, {})
+        names[name] = min(step, names.get(name, step))
     if schema.JERICHO_STEPS in tables:
-        for row in tables[schema.JERICHO_STEPS].select(["episode_id", "inventory_before", "inventory_after"]).to_pylist():
-            met.setdefault(row["episode_id"], set()).update(row["inventory_before"], row["inventory_after"])
+        for row in tables[schema.JERICHO_STEPS].select(["episode_id", "step", "inventory_before",
+                                                        "inventory_after"]).to_pylist():
+            for item in row["inventory_before"]:
+                add(row["episode_id"], item, row["step"] - 1)
+            for item in row["inventory_after"]:
+                add(row["episode_id"], item, row["step"])
     if schema.JERICHO_NAMED_ITEMS in tables:
-        for row in tables[schema.JERICHO_NAMED_ITEMS].select(["episode_id", "item"]).to_pylist():
-            met.setdefault(row["episode_id"], set()).add(row["item"])
+        for row in tables[schema.JERICHO_NAMED_ITEMS].select(["episode_id", "step", "item"]).to_pylist():
+            add(row["episode_id"], row["item"], row["step"])
+    if schema.JERICHO_ROOM_EVENTS in tables:
+        rooms = {(h["episode_id"], room["room"]): room for h in headers for room in h.get("rooms", ())}
+        for row in tables[schema.JERICHO_ROOM_EVENTS].select(["episode_id", "step", "room", "change"]).to_pylist():
+            room = rooms.get((row["episode_id"], row["room"]))
+            if row["change"] == "entered" and room is not None:
+                for name in (room["name"], room["display_name"], _NUMBERED.sub("", room["display_name"])):
+                    add(row["episode_id"], name, row["step"])
+    for h in headers:
+        if h["env"] == "crafter":
+            add(h["episode_id"], h["initial"]["terrain"], 0)
     return met
+
+
+def _first_view(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:
+    """Per Crafter episode, the materials and creatures of its first view (step 0): seen, yet never first
+    seen at a step."""
+    shown: dict[str, set[str]] = {}
+    for table, column in ((schema.CRAFTER_VIEW, "material"), (schema.CRAFTER_CREATURES, "creature")):
+        if table in tables:
+            rows = tables[table].filter(pc.equal(tables[table].column("step"), 0))
+            for row in rows.select(["episode_id", column]).to_pylist():
+                shown.setdefault(row["episode_id"], set()).add(row[column])
+    return shown
 
 
 # ---- rejected commands ----

@@ -275,10 +275,9 @@ def _vocabulary(header: dict) -> dict[str, list[str]]:
 
 
 def _event_vocabulary(header: dict) -> dict[str, list[str]]:
-    """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms never
-    entered, by display name (events.event_subjects)."""
-    rooms = [room["display_name"] for room in _jericho_rooms(header) if not room["visited"]] \
-        if header["env"] == "jericho" else []
+    """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms, by
+    display name (events.event_subjects, which says from which step the episode met each)."""
+    rooms = [room["display_name"] for room in _jericho_rooms(header)] if header["env"] == "jericho" else []
     return {**_vocabulary(header), "room": rooms}
 
 

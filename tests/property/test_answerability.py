@@ -8,7 +8,8 @@ evaluator checks (the compiled SQL's candidates are what `qtc generate` samples 
 - the trace truncated to the horizon, loaded as a shorter recording, asks exactly the same questions
   (every precondition that held under the horizon holds again on it, and no other);
 - a false premise is false: its value is not in the parameter's own domain within the horizon, and
-  the same template instantiated with that value (every other binding) asks nothing answerable.
+  the same template instantiated with that value (and the parameters declared before it, which its
+  domain may read; every other binding) asks nothing answerable.
 """
 
 from __future__ import annotations
@@ -98,17 +99,21 @@ def _premise_problems(compiled, evaluator, episode, params, where) -> list[str]:
                 problems.append(f"{where}: the premise of {param.name}={value!r} is false, yet the question is "
                                 f"answerable")
             return problems
-        asked = _answerable_with(evaluator, episode, param, value)
+        asked = _answerable_with(evaluator, episode, param, value, earlier)
         if asked:
             problems.append(f"{where}: false premise {param.name}={value!r}, yet answerable with {asked}")
         return problems
     return [f"{where}: the value {params} occurs in its parameter's domain within the horizon"]
 
 
-def _answerable_with(evaluator, episode, param, value) -> dict | None:
-    """A binding, with `param` set to `value`, whose question is answerable; None if there is none."""
-    only = A.ListLiteral(param.span, [A.Literal(param.span, value)])
-    return next((b for b in evaluator.bindings(episode, {param.name: only}) if evaluator.instance(episode, b)), None)
+def _answerable_with(evaluator, episode, param, value, earlier: dict) -> dict | None:
+    """A binding, with `param` set to `value` and the parameters declared before it as `earlier` (its
+    domain may read them: a subject is a false premise for one kind of event, not for every kind),
+    whose question is answerable; None if there is none."""
+    def only(v):
+        return A.ListLiteral(param.span, [A.Literal(param.span, v)])
+    fixed = {name: only(v) for name, v in {**earlier, param.name: value}.items()}
+    return next((b for b in evaluator.bindings(episode, fixed) if evaluator.instance(episode, b)), None)
 
 
 @pytest.mark.parametrize("env", ENVS)

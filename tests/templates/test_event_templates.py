@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qtc.dsl.conventions import ORDINALS
+from qtc.dsl.conventions import ORDINALS, command
 from qtc.dsl.library import load_library
 from qtc.dsl.rejected import parser_refused
 from qtc.runtime.trace.store import open_store
@@ -21,10 +21,15 @@ from support.refusals import record_with_refusals
 from support.paths import TEMPLATES
 
 
-def trace_events(path: Path) -> tuple[str, dict[tuple[str, str | None], list[int]], dict[int, bool]]:
+Events = dict[tuple[str, str | None], list[int]]
+
+
+def trace_events(path: Path, sightings: dict[str, dict[str, int]]) -> tuple[str, Events, dict[int, bool]]:
     """An episode's events by (kind, subject), each the steps it happened at, and the steps whose command
     the game refused or that changed nothing, read from the trace file alone (two kinds need more than
-    the step lines: Crafter's item counts by their change, Jericho's rooms by their display names)."""
+    the step lines: Crafter's item counts by their change, Jericho's rooms by their display names), but
+    for Jericho's first sightings, which rest on the object tree's sightings (`sightings`: each thing's
+    first step, by episode; the rule is tested on its own in tests/runtime/trace)."""
     header, *steps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     events: dict[tuple[str, str | None], set[int]] = {}
 
@@ -35,6 +40,7 @@ def trace_events(path: Path) -> tuple[str, dict[tuple[str, str | None], list[int
     if header["env"] == "jericho":
         names = {room["room"]: room["display_name"] for room in header["rooms"]}
         for s in steps:
+            add("action", command(s["action"]), s["step"])
             for item in set(s["inventory_after"]) - set(s["inventory_before"]):
                 add("item_gained", item, s["step"])
             for item in set(s["inventory_before"]) - set(s["inventory_after"]):
@@ -44,10 +50,19 @@ def trace_events(path: Path) -> tuple[str, dict[tuple[str, str | None], list[int
                 add("room_left", names[s["room_before"]], s["step"])
             if s["reward"]:
                 add("score_changed", None, s["step"])
+                add("score_changed_by", str(s["reward"]), s["step"])
+        for item, step in sightings.get(header["episode_id"], {}).items():
+            if step >= 1:
+                add("first_seen", item, step)
         rejected = {s["step"]: parser_refused(s["obs_after"]) for s in steps}
     else:
         inventory, sleeping, stood = header["initial"]["inventory"], False, {header["initial"]["terrain"]}
+        seen = shown(header["initial"])
         for s in steps:
+            add("action", s["action"], s["step"])
+            for thing in sorted(shown(s) - seen):
+                add("first_seen", thing, s["step"])
+            seen |= shown(s)
             for achievement in s["achievements"]:
                 add("achievement", achievement, s["step"])
             for item, count in s["inventory"].items():
@@ -68,11 +83,22 @@ def trace_events(path: Path) -> tuple[str, dict[tuple[str, str | None], list[int
     return header["episode_id"], {key: sorted(steps) for key, steps in events.items()}, rejected
 
 
+def shown(state: dict) -> set[str]:
+    """The materials and creatures a Crafter view shows (a step line, or the header's initial state)."""
+    return ({m for row in state["view"]["rows"] for m in row if m is not None}
+            | {c["creature"] for c in state["creatures"]})
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory, crafter_trace_dir):
     refusals = record_with_refusals(tmp_path_factory.mktemp("refusals"), rom_path)
-    read = [trace_events(path) for folder in (crafter_trace_dir, refusals) for path in folder.glob("*.jsonl")]
     con = open_store(crafter_trace_dir, refusals)
+    sightings: dict[str, dict[str, int]] = {}
+    firsts = con.execute("SELECT episode_id, item, min(step) FROM jericho_sightings GROUP BY ALL").fetchall()
+    for episode, item, step in firsts:
+        sightings.setdefault(episode, {})[item] = step
+    read = [trace_events(path, sightings) for folder in (crafter_trace_dir, refusals)
+            for path in folder.glob("*.jsonl")]
     yield con, {episode: (events, rejected) for episode, events, rejected in read}
     con.close()
 
@@ -91,12 +117,36 @@ def test_event_templates_answer_what_the_traces_show(recorded):
             e = (r["p_kind"], r.get("p_subject"))
             if r["adversarial"]:
                 premise = (r.get("p_anchor", e[0]), r.get("p_anchor_subject", e[1])) if "p_anchor" in r else e
+                if "p_last_kind" in r:
+                    premise = (r["p_last_kind"], r["p_last_subject"])
                 assert premise not in events, (template, r)
+                continue
+            if "p_last_kind" in r:  # between the first E1 and the first E2, both steps left out
+                opened = events[(r["p_first_kind"], r["p_first_subject"])][0]
+                closed = events[(r["p_last_kind"], r["p_last_subject"])][0]
+                if template == "events.count_between":
+                    counted = events[e]
+                    assert counted[0] < closed and counted[-1] > opened, (template, r)
+                else:
+                    counted = {step for (kind, _), steps in events.items() if kind == r["p_kind"] for step in steps}
+                assert r["answer"] == sum(opened < step < closed for step in counted), (template, r)
                 continue
             if template in ("events.event_kth", "events.event_kth_plain"):
                 k = ORDINALS[r["p_k"]] if isinstance(r["p_k"], str) else r["p_k"]
                 times = events[e]
                 expected = times[k - 1] if 0 < k <= len(times) else times[k] if -len(times) <= k < 0 else None
+            elif template == "events.count_after_kth":
+                k = ORDINALS[r["p_k"]] if isinstance(r["p_k"], str) else r["p_k"]
+                anchors = events[(r["p_anchor"], r["p_anchor_subject"])]
+                anchored = anchors[k - 1] if k > 0 else anchors[k]
+                ended = anchored + r["p_offset"]
+                assert ended <= max(step for steps in events.values() for step in steps), (template, r)
+                expected = sum(anchored < step <= ended for step in events[e])
+            elif template == "events.events_before_kth":
+                k = ORDINALS[r["p_k"]] if isinstance(r["p_k"], str) else r["p_k"]
+                anchors = events[(r["p_anchor"], r["p_anchor_subject"])]
+                anchored = anchors[k - 1] if k > 0 else anchors[k]
+                expected = sum(step < anchored for step in events[e])
             elif template in ("events.events_before_first", "events.events_before_plain"):
                 anchored = events[(r["p_anchor"], r.get("p_anchor_subject"))][0]
                 expected = sum(step < anchored for step in events[e])

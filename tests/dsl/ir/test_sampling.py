@@ -120,3 +120,31 @@ def test_the_domain_order_draws_the_bindings_its_definition_gives(cap):
                       reference_draws(7, "crafter.t|main", "c1", [len(steps), len(actions)], cap))
     assert got == expected and len(got) == min(cap, len(steps) * len(actions))
     assert set(itertools.product(steps, actions)) >= set(got)
+
+
+@pytest.mark.parametrize("cap", (1, 3, 40))
+def test_components_of_dependent_parameters_crossed_are_numbered_not_enumerated(cap):
+    """Two components each of dependent parameters (a pair of steps; an action and a step it was taken
+    at): the domain order numbers each (its bindings sorted) and draws from their product as it does
+    from independent parameters, so that no statement crosses the components before the sample (the
+    keyed top-N would: the product of an anchor event and a counted event)."""
+    con = make_db()
+    (compiled,) = compile_source(template("crafter", """
+  param t: steps.step
+  param u: steps.step where $u > $t
+  param a: vocab.action
+  param s: (steps | where action == $a).step
+  question "{{ t }} {{ u }} {{ a }} {{ s }}"
+  answer $a
+  evidence $t, $u, $s""", "action"))
+    sql = statement(compiled, cap, order="domain")
+    assert "min_by(" not in sql
+    con.execute("SET VARIABLE qtc_seed = 7")
+    con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
+    got = sorted(con.execute(f"SELECT p_t, p_u, p_a, p_s FROM ({sql.rstrip().rstrip(';')})").fetchall())
+    steps = con.execute("SELECT step, action FROM crafter_steps WHERE episode_id = 'c1' AND step >= 1").fetchall()
+    pairs = sorted((t, u) for (t, _), (u, _) in itertools.product(steps, steps) if u > t)
+    taken = sorted((a, s) for s, a in steps)
+    expected = sorted(pairs[i] + taken[j] for i, j in
+                      reference_draws(7, "crafter.t|main", "c1", [len(pairs), len(taken)], cap))
+    assert got == expected and len(got) == min(cap, len(pairs) * len(taken))

@@ -12,6 +12,7 @@ import pytest
 from crafter import objects
 
 from qtc.dsl import crafter_data
+from qtc.dsl.conventions import command
 from qtc.dsl.events import KINDS, STAT_LOW_LEVEL
 from qtc.runtime.record.agents import RandomAgent, ScriptedCrafterAgent
 from qtc.runtime.record.crafter import CrafterSession
@@ -56,9 +57,17 @@ def jericho_expected(con, episode: str) -> dict[str, list]:
         if row["room_before"] != row["room_after"]:
             expected.setdefault("room_entered", []).append((step, names[row["room_after"]]))
             expected.setdefault("room_left", []).append((step, names[row["room_before"]]))
+        expected.setdefault("action", []).append((step, command(row["action"])))
         if row["reward"]:
             expected.setdefault("score_changed", []).append((step, None))
-    return {kind: sorted(v, key=lambda e: (e[0], e[1] or "")) for kind, v in expected.items()}
+            expected.setdefault("score_changed_by", []).append((step, str(row["reward"])))
+    # A thing's first sighting, unless the opening text (step 0) already named it.
+    first: dict[str, int] = {}
+    sightings = con.execute("SELECT step, item FROM jericho_sightings WHERE episode_id = ?", [episode]).fetchall()
+    for step, item in sightings:
+        first[item] = min(step, first.get(item, step))
+    expected["first_seen"] = [(step, item) for item, step in first.items() if step >= 1]
+    return {kind: sorted(v, key=lambda e: (e[0], e[1] or "")) for kind, v in expected.items() if v}
 
 
 @pytest.mark.parametrize("game", sorted(REFUSED))
@@ -77,14 +86,34 @@ def test_the_jericho_episodes_have_every_kind_but_death(jericho_store):
 def test_false_premises_about_rooms_and_items_leave_out_what_the_episode_met(jericho_store):
     con = jericho_store
     for (episode,) in con.execute("SELECT episode_id FROM episodes").fetchall():
-        subjects = dict(con.execute("SELECT kind, list(subject) FROM event_subjects WHERE episode_id = ? GROUP BY kind",
+        # What the whole episode never met (at a horizon, what it had not met by then: the property tests).
+        subjects = dict(con.execute("SELECT kind, list(subject) FROM event_subjects p WHERE episode_id = ? AND NOT met "
+                                    "AND NOT EXISTS (SELECT 1 FROM event_subjects m WHERE m.episode_id = p.episode_id "
+                                    "AND m.kind = p.kind AND m.subject = p.subject AND m.met) GROUP BY kind",
                                     [episode]).fetchall())
         carried = {item for row in jericho_rows(con, episode) for item in row["inventory_after"]}
         rooms = dict(con.execute("SELECT display_name, visited FROM jericho_rooms WHERE episode_id = ?",
                                  [episode]).fetchall())
+        # Jericho's first sightings have no false premises (dsl/events.py, SUBJECT_VOCABULARY).
+        assert "first_seen" not in subjects
         # The rooms of the game the episode never entered, named as the game lists them.
         assert subjects["room_entered"] and set(subjects["room_entered"]) <= {r for r, v in rooms.items() if not v}
         assert not carried & set(subjects.get("item_gained", []))
+        # Each thing carried is met from the first step it was carried (0: before the first action).
+        met = dict(con.execute("SELECT subject, step FROM event_subjects WHERE episode_id = ? AND kind = 'item_gained' "
+                               "AND met", [episode]).fetchall())
+        rows = jericho_rows(con, episode)
+        first_carried = {}
+        for row in reversed(rows):
+            for item in row["inventory_after"]:
+                first_carried[item] = row["step"]
+            for item in row["inventory_before"]:
+                first_carried[item] = row["step"] - 1
+        named = dict(con.execute("SELECT item, min(step) FROM jericho_named_items WHERE episode_id = ? GROUP BY item",
+                                 [episode]).fetchall())
+        assert met == {item: min(step for step in (first_carried.get(item), named.get(item)) if step is not None)
+                       for item in met}
+        assert met
 
 
 def live_state(session) -> dict:
@@ -179,11 +208,36 @@ def test_crafter_events_are_the_live_games_changes(crafter_store):
             if terrains[step] not in stood:
                 stood.add(terrains[step])
                 expected.setdefault("terrain_first", []).append((step, terrains[step]))
+        rows = con.execute("SELECT step, action FROM crafter_steps WHERE episode_id = ? ORDER BY step", [episode])
+        expected["action"] = rows.fetchall()
+        # What the view showed (materials, creatures) for the first time after a step, not at step 0.
+        shown = con.execute("SELECT step, material FROM crafter_view WHERE episode_id = ? UNION ALL "
+                            "SELECT step, creature FROM crafter_creatures WHERE episode_id = ?", [episode, episode])
+        first: dict[str, int] = {}
+        for step, seen in shown.fetchall():
+            if seen is not None:
+                first[seen] = min(step, first.get(seen, step))
+        expected["first_seen"] = [(step, seen) for seen, step in first.items() if step >= 1]
         for kind in expected:
             expected[kind].sort(key=lambda e: (e[0], e[1] or ""))
         events.pop("damage", None)  # the recorder's attribution, checked in tests/runtime/record
         assert events == expected, episode
-    assert {"achievement", "item_gained", "item_lost", "sleep", "wake", "terrain_first"} <= seen_kinds
+    assert {"achievement", "item_gained", "item_lost", "sleep", "wake", "terrain_first", "first_seen",
+            "action"} <= seen_kinds
+
+
+def test_crafter_first_sightings_as_false_premises_leave_out_the_first_view(crafter_store):
+    con, _ = crafter_store
+    for (episode,) in con.execute("SELECT episode_id FROM episodes").fetchall():
+        subjects = {s for (s,) in con.execute("SELECT subject FROM event_subjects WHERE episode_id = ? AND "
+                                              "kind = 'first_seen' AND NOT met", [episode]).fetchall()}
+        subjects -= {s for (s,) in con.execute("SELECT subject FROM event_subjects WHERE episode_id = ? AND "
+                                               "kind = 'first_seen' AND met AND step = 0", [episode]).fetchall()}
+        first_view = {m for (m,) in con.execute("SELECT material FROM crafter_view WHERE episode_id = ? AND step = 0 "
+                                                "UNION SELECT creature FROM crafter_creatures WHERE episode_id = ? "
+                                                "AND step = 0", [episode, episode]).fetchall()}
+        assert subjects and not subjects & first_view
+        assert subjects <= set(crafter_data.MATERIALS) | set(crafter_data.CREATURES)
 
 
 def test_crafter_damage_death_and_a_low_stat_on_an_episode_staged_to_end_in_death(tmp_path):
