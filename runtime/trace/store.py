@@ -446,14 +446,18 @@ def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb
         raise UserError(f"{path}: cannot open database: {error}") from None
 
 
-def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str) -> None:
+def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str, loading: bool = False) -> None:
     """A UserError naming what a store made by an earlier qtc lacks (a table or column added since, all
-    of them derived from the traces), rather than a query failing on it later."""
+    of them derived from the traces), rather than a query failing on it later; or, when nothing is to be
+    loaded into it, saying that a database without the trace tables is no store."""
     present = {(table, column) for table, column in con.execute(
         "SELECT table_name, column_name FROM duckdb_columns()").fetchall()}
     tables = {table for table, _ in present}
     if schema.EPISODES.sql_name not in tables:
-        return  # a new database: load_traces makes every table
+        if loading:
+            return  # a new database: load_traces makes every table
+        raise UserError(f"{source}: not a trace store (it has no table {schema.EPISODES.sql_name}): make one "
+                        "with `qtc load`")
     missing = [t.sql_name if t.sql_name not in tables else f"{t.sql_name}.{c.name}"
                for t in schema.TABLES for c in t.all_columns if (t.sql_name, c.name) not in present]
     if missing:
@@ -488,7 +492,7 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
         raise UserError(f"{databases[0]}: no such database")
     con = connect_database(databases[0], read_only=not traces) if databases else duckdb.connect()
     if databases:
-        check_current(con, databases[0])
+        check_current(con, databases[0], loading=bool(traces))
     if traces or not databases:
         load_traces(con, traces)
     register_primitives(con)

@@ -144,6 +144,15 @@ def test_cli_reports_errors_without_traceback(tmp_path, crafter_trace_dir, capsy
     assert capsys.readouterr().err.startswith("qtc sql: error: SQL error: Binder Error")
 
 
+def test_a_database_without_the_trace_tables_is_refused(tmp_path, capsys):
+    path = tmp_path / "other.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE notes (a INTEGER)")
+    assert main(["generate", "--traces", str(path), "--out", str(tmp_path / "qa.jsonl")]) == 2
+    assert capsys.readouterr().err == (f"qtc generate: error: {path}: not a trace store (it has no table episodes): "
+                                       "make one with `qtc load`\n")
+
+
 @pytest.mark.parametrize("reward, message", [
     ("1e400", "field 'reward': inf is not a finite number"),
     ("NaN", "field 'reward': nan is not a finite number"),
