@@ -15,9 +15,7 @@ from qtc.dsl.library import load_library
 from qtc.dsl.rejected import parser_refused
 from qtc.runtime.trace.store import open_store
 
-from conftest import rom_path
 from support.handmade import candidates
-from support.refusals import record_with_refusals
 from support.paths import TEMPLATES
 
 
@@ -69,10 +67,9 @@ def trace_events(path: Path) -> tuple[str, dict[tuple[str, str | None], list[int
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory, crafter_trace_dir):
-    refusals = record_with_refusals(tmp_path_factory.mktemp("refusals"), rom_path)
-    read = [trace_events(path) for folder in (crafter_trace_dir, refusals) for path in folder.glob("*.jsonl")]
-    con = open_store(crafter_trace_dir, refusals)
+def recorded(crafter_trace_dir, refusal_traces):
+    read = [trace_events(path) for folder in (crafter_trace_dir, refusal_traces) for path in folder.glob("*.jsonl")]
+    con = open_store(crafter_trace_dir, refusal_traces)
     yield con, {episode: (events, rejected) for episode, events, rejected in read}
     con.close()
 
