@@ -6,6 +6,8 @@
 - `crafter_trace_dir`, `jericho_trace_dir`: folders holding one recorded episode each
   (zork1 walkthrough, 30 steps, valid actions included).
 - `trace_db`: an in-memory DuckDB store with both episodes loaded.
+- `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands the
+  parser refuses put in (support/refusals.py).
 """
 
 from __future__ import annotations
@@ -101,3 +103,10 @@ def trace_db(crafter_trace_dir, jericho_trace_dir):
     con = open_store(crafter_trace_dir, jericho_trace_dir)
     yield con
     con.close()
+
+
+@pytest.fixture(scope="session")
+def refusal_traces(tmp_path_factory) -> Path:
+    from support.refusals import record_with_refusals
+
+    return record_with_refusals(tmp_path_factory.mktemp("refusals"), rom_path)

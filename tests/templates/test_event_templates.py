@@ -15,9 +15,7 @@ from qtc.dsl.library import load_library
 from qtc.dsl.rejected import parser_refused
 from qtc.runtime.trace.store import open_store
 
-from conftest import rom_path
 from support.handmade import candidates
-from support.refusals import record_with_refusals
 from support.paths import TEMPLATES
 
 
@@ -90,14 +88,13 @@ def shown(state: dict) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory, crafter_trace_dir):
-    refusals = record_with_refusals(tmp_path_factory.mktemp("refusals"), rom_path)
-    con = open_store(crafter_trace_dir, refusals)
+def recorded(crafter_trace_dir, refusal_traces):
+    con = open_store(crafter_trace_dir, refusal_traces)
     sightings: dict[str, dict[str, int]] = {}
     firsts = con.execute("SELECT episode_id, item, min(step) FROM jericho_sightings GROUP BY ALL").fetchall()
     for episode, item, step in firsts:
         sightings.setdefault(episode, {})[item] = step
-    read = [trace_events(path, sightings) for folder in (crafter_trace_dir, refusals)
+    read = [trace_events(path, sightings) for folder in (crafter_trace_dir, refusal_traces)
             for path in folder.glob("*.jsonl")]
     yield con, {episode: (events, rejected) for episode, events, rejected in read}
     con.close()

@@ -44,6 +44,15 @@ def trace_dirs(crafter_trace_dir, jericho_trace_dir) -> list[Path]:
     return [crafter_trace_dir, jericho_trace_dir]
 
 
+@pytest.fixture(scope="module")
+def fast_set(tmp_path_factory, trace_dirs) -> Path:
+    """The set `generate` writes over both fixture episodes with FAST alone, made once for the tests
+    that read it."""
+    out = tmp_path_factory.mktemp("fast_set") / "qa.jsonl"
+    generate(out, trace_dirs, *FAST)
+    return out
+
+
 def generate(out: Path, traces, *flags: str) -> list[dict]:
     assert main(["generate", "--traces", *map(str, traces), "--out", str(out), *flags]) == 0
     return read_jsonl(out) if out.suffix == ".jsonl" else pq.read_table(out).to_pylist()
@@ -88,22 +97,22 @@ def test_parquet_holds_the_same_records_and_is_reproducible(tmp_path, crafter_tr
 
 # ---- the records ----
 
-def test_sets_with_and_without_a_horizon_have_one_horizon_type(tmp_path, trace_dirs):
+def test_sets_with_and_without_a_horizon_have_one_horizon_type(tmp_path, trace_dirs, fast_set):
     """`datasets` and pyarrow infer each JSONL file's column types on their own: a whole-episode set
     whose horizon was null could not be read beside a set with a horizon (null against int64)."""
     import pyarrow as pa
-    whole = generate(tmp_path / "whole.jsonl", trace_dirs, *FAST)
+    whole = read_jsonl(fast_set)
     generate(tmp_path / "h.jsonl", trace_dirs, *FAST, "--horizon", "30")
     lengths = dict(open_store(*trace_dirs).execute("SELECT episode_id, n_steps FROM episodes").fetchall())
     assert all(r["horizon"] == lengths[r["episode_id"]] for r in whole)
-    tables = [pa_json.read_json(tmp_path / name) for name in ("whole.jsonl", "h.jsonl")]
+    tables = [pa_json.read_json(path) for path in (fast_set, tmp_path / "h.jsonl")]
     assert tables[0].schema.field("horizon").type == tables[1].schema.field("horizon").type == pa.int64()
     assert pa.concat_tables([t.select(["horizon"]) for t in tables]).num_rows == len(whole) + tables[1].num_rows
 
 
-def test_every_record_has_every_field_with_its_type_and_readers_agree(tmp_path, trace_dirs):
-    out = tmp_path / "qa.jsonl"
-    records = generate(out, trace_dirs, *FAST)
+def test_every_record_has_every_field_with_its_type_and_readers_agree(fast_set):
+    out = fast_set
+    records = read_jsonl(out)
     assert {r["env"] for r in records} == {"crafter", "jericho"}
     types = {"difficulty": (str, type(None)), "accepted_answers": list, "adversarial": bool, "bindings": dict,
              "evidence": list, "horizon": int, "seed": int, "options": list}
@@ -164,9 +173,11 @@ def test_a_question_whose_text_fails_to_render_is_left_out_with_a_warning(tmp_pa
            "text failed to render: MemoryError" in capsys.readouterr().err
 
 
-def test_an_output_made_with_other_options_is_not_replaced_without_force(tmp_path, trace_dirs, capsys):
+def test_an_output_made_with_other_options_is_not_replaced_without_force(tmp_path, trace_dirs, fast_set, capsys):
     out = tmp_path / "qa.jsonl"
-    first = generate(out, trace_dirs, *FAST)
+    for made in (fast_set, fast_set.with_name("qa.summary.json")):  # as a run with FAST left them here
+        shutil.copy(made, tmp_path / made.name)
+    first = read_jsonl(out)
     assert generate(out, trace_dirs, *FAST) == first  # the same options: replaced by the same bytes
     assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
     assert "qa.jsonl was generated with other options (seed 42 -> 7); give --force" in capsys.readouterr().err
@@ -207,8 +218,8 @@ def test_no_false_premise_names_a_thing_met_by_name(tmp_path, trace_dirs, trace_
     assert offered and not [pair for pair in offered if pair in named]
 
 
-def test_answers_are_the_tables_own(tmp_path, trace_dirs, trace_db):
-    records = generate(tmp_path / "qa.jsonl", trace_dirs, *FAST)
+def test_answers_are_the_tables_own(fast_set, trace_db):
+    records = read_jsonl(fast_set)
     checked = 0
     for env in ("crafter", "jericho"):
         rows = trace_db.execute(f"SELECT episode_id, step, action FROM {env}_steps").fetchall()

@@ -4,6 +4,10 @@ game with Crafter's own nearby check, its world and its rule data (runtime/trace
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import duckdb
+import pytest
 from crafter import constants
 
 from qtc.runtime.record.agents import ScriptedCrafterAgent
@@ -48,12 +52,34 @@ def live_placeable(session: CrafterSession) -> dict[str, tuple[bool, bool]]:
             for item, info in constants.place.items()}
 
 
-def test_collectable_and_placeable_are_what_crafter_would_allow_after_every_step(tmp_path):
+@dataclass
+class Recorded:
+    """The episode's store, and what Crafter itself allowed at each step (0: before the first)."""
+    con: duckdb.DuckDBPyConnection
+    collectable: dict[int, dict]
+    placeable: dict[int, dict]
+    craftable: dict[int, dict]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> Recorded:
+    """One scripted episode, with what the live game allowed after every step, for both tests."""
     session = CrafterSession(SEED, "scripted", STEPS)
-    expected = {0: (live_collectable(session), live_placeable(session))}
-    path = record_episode(session, ScriptedCrafterAgent(SEED), tmp_path, STEPS, on_step=lambda live, record:
-                          expected.__setitem__(record["step"], (live_collectable(live), live_placeable(live))))
+    live: dict[int, tuple[dict, dict, dict]] = {}
+
+    def read(session: CrafterSession, step: int) -> None:
+        live[step] = (live_collectable(session), live_placeable(session), live_craftable(session))
+    read(session, 0)
+    path = record_episode(session, ScriptedCrafterAgent(SEED), tmp_path_factory.mktemp("rules"), STEPS,
+                          on_step=lambda session, record: read(session, record["step"]))
     con = open_store(path)
+    yield Recorded(con, *({step: reads[i] for step, reads in live.items()} for i in range(3)))
+    con.close()
+
+
+def test_collectable_and_placeable_are_what_crafter_would_allow_after_every_step(recorded):
+    con = recorded.con
+    expected = {step: (recorded.collectable[step], recorded.placeable[step]) for step in recorded.collectable}
     actual: dict[int, tuple[dict, dict]] = {step: ({}, {}) for step in expected}
     for step, material, item, tools in con.execute("SELECT step, material, item, tools FROM crafter_collectable").fetchall():
         actual[step][0][item] = (material, tools)
@@ -70,12 +96,8 @@ def test_collectable_and_placeable_are_what_crafter_would_allow_after_every_step
         (item, material) for item, info in constants.place.items() for material in info["where"]}
 
 
-def test_craftable_is_what_crafter_would_allow_after_every_step(tmp_path):
-    session = CrafterSession(SEED, "scripted", STEPS)
-    expected = {0: live_craftable(session)}
-    path = record_episode(session, ScriptedCrafterAgent(SEED), tmp_path, STEPS,
-                          on_step=lambda live, record: expected.__setitem__(record["step"], live_craftable(live)))
-    con = open_store(path)
+def test_craftable_is_what_crafter_would_allow_after_every_step(recorded):
+    con, expected = recorded.con, recorded.craftable
     rows = con.execute("SELECT step, item, ingredients, stations FROM crafter_craftable").fetchall()
     actual: dict[int, dict[str, tuple[bool, bool]]] = {}
     for step, item, ingredients, stations in rows:

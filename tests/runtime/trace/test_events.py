@@ -19,8 +19,7 @@ from qtc.runtime.record.crafter import CrafterSession
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.store import open_store
 
-from conftest import rom_path
-from support.refusals import REFUSED, record_with_refusals
+from support.refusals import REFUSED
 from support.staged import staged_episode, zombie_next_to_player
 
 def events_of(con, episode: str) -> dict[str, list[tuple[int, str | None]]]:
@@ -32,8 +31,8 @@ def events_of(con, episode: str) -> dict[str, list[tuple[int, str | None]]]:
 
 
 @pytest.fixture(scope="module")
-def jericho_store(tmp_path_factory):
-    con = open_store(record_with_refusals(tmp_path_factory.mktemp("jericho_events"), rom_path))
+def jericho_store(refusal_traces):
+    con = open_store(refusal_traces)
     yield con
     con.close()
 
