@@ -18,10 +18,10 @@ from pathlib import Path
 
 import jericho
 
-from qtc.runtime.record.jericho import JerichoSession, changed_world
+from qtc.runtime.record.jericho import changed_world
 
-from bench_object_tree import record
-from code_before import ROOT, import_before
+from bench_object_tree import compare_traces, record_round, recorders
+from code_before import ROOT
 
 
 def bare_steps(rom: Path, test) -> float:
@@ -43,26 +43,18 @@ def main() -> None:
     parser.add_argument("--before", default="6bb3d3a")
     args = parser.parse_args()
     rom = args.roms / args.game
-    sessions = {"before": import_before(args.before, "runtime/record", "jericho").JerichoSession,
-                "after": JerichoSession}
+    sessions = recorders(args.before)
     tests = {"none": lambda env, reward, done: None, "flag": changed_world,
              "hashes": lambda env, reward, done: env.get_world_state_hash()}
     best: dict[str, float] = {}
     paths: dict[str, Path] = {}
     for _ in range(args.rounds):
-        for label, session_class in sessions.items():
-            seconds, paths[label] = record(session_class, rom, False)
-            best[label] = min(best.get(label, seconds), seconds)
+        record_round(sessions, rom, False, best, paths)
         for label, test in tests.items():
             seconds = bare_steps(rom, test)
             best[label] = min(best.get(label, seconds), seconds)
-    lines = {label: path.read_text().splitlines() for label, path in paths.items()}
-    assert lines["before"][1:] == lines["after"][1:], "the recorders wrote different steps"
+    lines, sizes = compare_traces(sessions, best, paths)
     unchanged = json.loads(lines["after"][0])["unchanged_steps"]
-    sizes = {label: paths[label].stat().st_size for label in paths}
-    steps = len(lines["after"]) - 1
-    for label in sessions:
-        print(f"{label:7s} {steps} steps {best[label]:7.2f} s  {sizes[label]:9d} bytes")
     print(f"time ratio after/before {best['after'] / best['before']:.2f}; the field adds "
           f"{sizes['after'] - sizes['before']} bytes; {len(unchanged)} steps changed nothing: {unchanged}")
     print(f"bare game: steps alone {best['none']:.3f} s, with the flag {best['flag']:.3f} s, "
