@@ -37,6 +37,7 @@ def _section(title: str, body: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from qtc.dsl.library import load_library
     from qtc.errors import UserError
+    from qtc.runtime.episode_rows import EpisodeRows
     from qtc.runtime.evaluate.context import ContextMode, render_context, shown_steps
     from qtc.runtime.generate.records import short_hash
     from qtc.runtime.generate.run import STANDARD_LIBRARY
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             horizon = found[0] if q.horizon is None else min(q.horizon, found[0])
             shown = shown_steps(ContextMode.parse("evidence"), horizon, q.evidence)
             print(_section("evidence, as the model is shown it (--context evidence)",
-                           render_context(con, q.episode_id, q.env, shown)))
+                           render_context(EpisodeRows(con), q.episode_id, q.env, shown)))
         finally:
             con.close()
     else:

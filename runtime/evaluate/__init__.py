@@ -2,5 +2,6 @@
 asks a model in batches and records its answers (resumable), `scoring.py` scores one answer by the
 benchmark's rules, `frames.py` shows a Crafter episode's screens to a vision model, and `report.py`
 aggregates scores (Accuracy, F1, bootstrap intervals, and the paired differences of two runs). May import
-`qtc.dsl`, `runtime.qa`, `runtime.trace` (the store, and the screens kept beside traces) and `runtime.chat`.
+`qtc.dsl`, `runtime.qa`, `runtime.trace` (the store, and the screens kept beside traces), `runtime.chat`
+and `runtime.episode_rows`.
 """

@@ -28,14 +28,15 @@ from typing import Callable
 import duckdb
 
 from qtc.errors import InvalidOption, UserError
-
+from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, content_text, json_values, strip_fences
+from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.qa.answers import Answer, read_answers
 from qtc.runtime.qa.appendlog import AppendLog
-from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, content_text, json_values, strip_fences
+from qtc.runtime.qa.format import NOT_ANSWERABLE
+from qtc.runtime.qa.questions import Question
+
 from .context import ContextMode, LogSizes, Shown, estimated_tokens, render_context, shown_steps
 from .scoring import option_letter
-from qtc.runtime.qa.questions import Question
-from qtc.runtime.qa.format import NOT_ANSWERABLE
 
 # Completion tokens allowed per request: a little for the JSON around the answers, and enough per
 # answer for the longest answers asked (a sentence of reasoning, an observation).
@@ -104,6 +105,7 @@ def plan_batches(con: duckdb.DuckDBPyConnection, questions: list[Question], mode
     episodes = {eid: (env, n) for eid, env, n in con.execute(
         "SELECT episode_id, env, n_steps FROM episodes").fetchall()}
     sizes: dict[str, LogSizes] = {}  # by episode, for budget:B
+    rows = EpisodeRows(con)
     groups: dict[tuple, list[Question]] = {}
     for q in questions:
         if q.episode_id not in episodes:
@@ -114,7 +116,7 @@ def plan_batches(con: duckdb.DuckDBPyConnection, questions: list[Question], mode
                             f"the question says {q.env}")
         horizon = n_steps if q.horizon is None else min(q.horizon, n_steps)
         if mode.kind == "budget" and q.episode_id not in sizes:
-            sizes[q.episode_id] = LogSizes.of_episode(con, q.episode_id, env, n_steps)
+            sizes[q.episode_id] = LogSizes.of_episode(rows, q.episode_id, env, n_steps)
         shown = shown_steps(mode, horizon, q.evidence, sizes.get(q.episode_id))
         groups.setdefault((q.episode_id, env, shown, _description(mode, horizon, shown)), []).append(q)
     return [Batch(*key, tuple(group[i:i + batch_size]), mode.kind != "none")
@@ -301,10 +303,11 @@ def prepare_requests(con: duckdb.DuckDBPyConnection, batches: list[Batch]) -> li
     """Each batch with its context, rendered once per context."""
     contexts: dict[tuple, str] = {}
     requests = []
+    rows = EpisodeRows(con)
     for batch in batches:
         key = (batch.episode_id, batch.shown)
         if key not in contexts:
-            contexts[key] = render_context(con, batch.episode_id, batch.env, batch.shown) if batch.log else ""
+            contexts[key] = render_context(rows, batch.episode_id, batch.env, batch.shown) if batch.log else ""
         requests.append(Request(batch, contexts[key]))
     return requests
 

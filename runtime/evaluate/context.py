@@ -23,12 +23,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-import duckdb
-
+from qtc.dsl import crafter_data
 from qtc.dsl.render import displacement_text
 from qtc.errors import InvalidOption
-
-from qtc.dsl import crafter_data
+from qtc.runtime.episode_rows import EpisodeRows
 
 MODES = ("full", "last:N", "evidence", "budget:B", "none")
 CHARS_PER_TOKEN = 4  # a rough rule for English text and JSON; only estimates use it
@@ -102,21 +100,20 @@ def _one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _state_lines_jericho(con: duckdb.DuckDBPyConnection, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
+def _state_lines_jericho(rows: EpisodeRows, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
     # The state after step s is what its action produced; the start state is what step 1 was chosen in.
-    rows = con.execute("""
+    states = rows.execute("""
         WITH state AS (
             SELECT 0 AS step, obs_before AS observation, room_before AS room, score - reward AS score,
                    NULL::BIGINT AS moves
-            FROM jericho_steps WHERE episode_id = $episode AND step = 1
+            FROM {jericho_steps} WHERE step = 1
             UNION ALL
-            SELECT step, obs_after, room_after, score, moves FROM jericho_steps WHERE episode_id = $episode)
+            SELECT step, obs_after, room_after, score, moves FROM {jericho_steps})
         SELECT s.step, s.observation, coalesce(r.display_name, r.name), s.score, s.moves
-        FROM state s LEFT JOIN jericho_rooms r ON r.episode_id = $episode AND r.room = s.room
-        WHERE s.step IN (SELECT unnest($steps)) ORDER BY s.step""",
-                       {"episode": episode_id, "steps": steps}).fetchall()
+        FROM state s LEFT JOIN {jericho_rooms} r ON r.room = s.room
+        WHERE s.step IN (SELECT unnest($steps)) ORDER BY s.step""", episode_id, steps=steps).fetchall()
     lines = {}
-    for step, observation, room, score, moves in rows:
+    for step, observation, room, score, moves in states:
         status = [f"room: {room}", f"score: {score}"] + ([f"moves: {moves}"] if moves is not None else [])
         lines[step] = [f"observation: {_one_line(observation)}", " | ".join(status)]
     return lines
@@ -133,30 +130,29 @@ def _grid(player: tuple[int, int], cells: dict[tuple[int, int], str], creatures:
                     for i in range(width)) for j in range(height)]
 
 
-def _state_lines_crafter(con: duckdb.DuckDBPyConnection, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
-    params = {"episode": episode_id, "steps": steps}
+def _state_lines_crafter(rows: EpisodeRows, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
     # The player's map position places the view and the creatures around it; it is never shown.
-    states = con.execute("""
+    states = rows.execute("""
         WITH state AS (
             SELECT 0 AS step, x_before AS x, y_before AS y, facing_before AS facing,
                    terrain_before AS terrain, NULL::DOUBLE AS daylight, NULL::BOOLEAN AS sleeping
-            FROM crafter_steps WHERE episode_id = $episode AND step = 1
+            FROM {crafter_steps} WHERE step = 1
             UNION ALL
             SELECT step, x_after, y_after, facing_after, terrain_after, daylight, sleeping
-            FROM crafter_steps WHERE episode_id = $episode)
-        SELECT * FROM state WHERE step IN (SELECT unnest($steps)) ORDER BY step""", params).fetchall()
+            FROM {crafter_steps})
+        SELECT * FROM state WHERE step IN (SELECT unnest($steps)) ORDER BY step""", episode_id, steps=steps).fetchall()
     inventory, cells, creatures = defaultdict(dict), defaultdict(dict), defaultdict(list)
-    for step, item, count in con.execute(
-            "SELECT step, item, count FROM crafter_inventory WHERE episode_id = $episode "
-            "AND step IN (SELECT unnest($steps))", params).fetchall():
+    for step, item, count in rows.execute(
+            "SELECT step, item, count FROM {crafter_inventory} WHERE step IN (SELECT unnest($steps))",
+            episode_id, steps=steps).fetchall():
         inventory[step][item] = count
-    for step, x, y, material in con.execute(
-            "SELECT step, x, y, material FROM crafter_view WHERE episode_id = $episode "
-            "AND step IN (SELECT unnest($steps))", params).fetchall():
+    for step, x, y, material in rows.execute(
+            "SELECT step, x, y, material FROM {crafter_view} WHERE step IN (SELECT unnest($steps))",
+            episode_id, steps=steps).fetchall():
         cells[step][(x, y)] = material
-    for step, creature, x, y in con.execute(
-            "SELECT step, creature, x, y FROM crafter_creatures WHERE episode_id = $episode "
-            "AND step IN (SELECT unnest($steps)) ORDER BY step, creature, y, x", params).fetchall():
+    for step, creature, x, y in rows.execute(
+            "SELECT step, creature, x, y FROM {crafter_creatures} WHERE step IN (SELECT unnest($steps)) "
+            "ORDER BY step, creature, y, x", episode_id, steps=steps).fetchall():
         creatures[step].append((creature, x, y))
     lines = {}
     for step, x, y, facing, terrain, daylight, sleeping in states:
@@ -191,12 +187,12 @@ class Block:
     text: str
 
 
-def context_blocks(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, shown: Shown) -> list[Block]:
+def context_blocks(rows: EpisodeRows, episode_id: str, env: str, shown: Shown) -> list[Block]:
     """The blocks of one episode's log, in step order (without the legend)."""
-    states = _STATE_LINES[env](con, episode_id, sorted(shown.states))
-    actions = {step: (action, reason) for step, action, reason in con.execute(
-        f"SELECT step, action, reason FROM {env}_steps WHERE episode_id = ? AND step IN (SELECT unnest(?))",
-        [episode_id, sorted(shown.actions)]).fetchall()}
+    states = _STATE_LINES[env](rows, episode_id, sorted(shown.states))
+    actions = {step: (action, reason) for step, action, reason in rows.execute(
+        f"SELECT step, action, reason FROM {{{env}_steps}} WHERE step IN (SELECT unnest($steps))",
+        episode_id, steps=sorted(shown.actions)).fetchall()}
     blocks = []
     for step in sorted(states.keys() | actions.keys()):  # the steps the episode has: a horizon may pass its end
         if step in actions:
@@ -214,9 +210,9 @@ def _headed(env: str, blocks: list[str]) -> list[str]:
     return ([crafter_legend()] if env == "crafter" else []) + (blocks or [NO_STEPS])
 
 
-def render_context(con: duckdb.DuckDBPyConnection, episode_id: str, env: str, shown: Shown) -> str:
+def render_context(rows: EpisodeRows, episode_id: str, env: str, shown: Shown) -> str:
     """The log text of one episode: the shown steps and states, in step order."""
-    return "\n".join(_headed(env, [block.text for block in context_blocks(con, episode_id, env, shown)]))
+    return "\n".join(_headed(env, [block.text for block in context_blocks(rows, episode_id, env, shown)]))
 
 
 @dataclass(frozen=True)
@@ -228,10 +224,10 @@ class LogSizes:
     state_chars: dict[int, int]  # the block of the state after step t shown alone ("Before step t+1")
 
     @classmethod
-    def of_episode(cls, con: duckdb.DuckDBPyConnection, episode_id: str, env: str, n_steps: int) -> "LogSizes":
+    def of_episode(cls, rows: EpisodeRows, episode_id: str, env: str, n_steps: int) -> "LogSizes":
         actions, states = frozenset(range(1, n_steps + 1)), frozenset(range(n_steps + 1))
-        return cls(env, {b.step: len(b.text) for b in context_blocks(con, episode_id, env, Shown(actions, states))},
-                   {b.step: len(b.text) for b in context_blocks(con, episode_id, env, Shown(frozenset(), states))})
+        return cls(env, {b.step: len(b.text) for b in context_blocks(rows, episode_id, env, Shown(actions, states))},
+                   {b.step: len(b.text) for b in context_blocks(rows, episode_id, env, Shown(frozenset(), states))})
 
     def _chars(self, blocks: int, block_chars: int) -> int:
         """The characters of a log of `blocks` blocks whose own characters add up to `block_chars`."""

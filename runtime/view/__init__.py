@@ -5,5 +5,5 @@ with the player, the target and the shortest route, and a Jericho room graph wit
 the spatial primitives' own maps and graphs), and `page.py` assembles the page: the scorer's numbers
 per group and model, a filterable table of every question, and each question's evidence as the
 answering prompt renders it, with its screens where the episode was recorded with frames. Nothing on the page is fetched when it is viewed. May import `qtc.dsl`,
-`runtime.qa`, `runtime.evaluate`, `runtime.spatial` and `runtime.trace`.
+`runtime.qa`, `runtime.evaluate`, `runtime.spatial`, `runtime.trace` and `runtime.episode_rows`.
 """

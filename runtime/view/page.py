@@ -20,6 +20,7 @@ from typing import Callable
 
 import duckdb
 
+from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.evaluate.context import ContextMode, context_blocks, crafter_legend, shown_steps
 from qtc.runtime.evaluate.frames import screen_url, thinned
 from qtc.runtime.evaluate.report import ADVERSARIAL, percent_cell
@@ -72,6 +73,7 @@ class Episodes:
         self.con = con
         self.lengths = dict(con.execute("SELECT episode_id, n_steps FROM episodes").fetchall())
         self.spatial = SpatialData(con)
+        self.rows = EpisodeRows(con)
 
     def horizon(self, q: Question) -> int:
         n = self.lengths[q.episode_id]
@@ -79,7 +81,7 @@ class Episodes:
 
     def evidence_html(self, q: Question) -> str:
         shown = shown_steps(EVIDENCE, self.horizon(q), q.evidence)
-        blocks = context_blocks(self.con, q.episode_id, q.env, shown)
+        blocks = context_blocks(self.rows, q.episode_id, q.env, shown)
         evidence = set(q.evidence)
         parts = [f'<pre class="legend">{escape(crafter_legend())}</pre>'] if q.env == "crafter" else []
         for block in blocks:
@@ -100,12 +102,12 @@ class Episodes:
                 f'alt="{_screen_name(step)}"><figcaption>{_screen_name(step)}</figcaption></figure>')
 
     def room_names(self, episode_id: str) -> dict[int, str]:
-        return dict(self.con.execute("SELECT room, coalesce(display_name, name) FROM jericho_rooms "
-                                     "WHERE episode_id = ?", [episode_id]).fetchall())
+        return dict(self.rows.execute("SELECT room, coalesce(display_name, name) FROM {jericho_rooms}",
+                                      episode_id).fetchall())
 
     def room_before(self, episode_id: str, step: int) -> int | None:
-        row = self.con.execute("SELECT room_before FROM jericho_steps WHERE episode_id = ? AND step = ?",
-                               [episode_id, step]).fetchone()
+        row = self.rows.execute("SELECT room_before FROM {jericho_steps} WHERE step = $step", episode_id,
+                                step=step).fetchone()
         return row[0] if row else None
 
     def figure(self, q: Question) -> tuple[object, Callable[[], str]] | None:

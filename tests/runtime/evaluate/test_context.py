@@ -11,6 +11,7 @@ from qtc.dsl import crafter_data
 from qtc.errors import InvalidOption
 from qtc.runtime.evaluate.context import (CREATURE_SYMBOLS, MATERIAL_SYMBOLS, ContextMode, LogSizes, Shown,
                                           estimated_tokens, render_context, shown_steps)
+from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.trace.store import open_store
 
 CRAFTER = "crafter-scripted-s0"
@@ -18,7 +19,7 @@ ZORK = "zork1-walkthrough-s12"
 
 
 def context(con, episode_id: str, env: str, mode: str, horizon: int, evidence=()) -> str:
-    return render_context(con, episode_id, env, shown_steps(ContextMode.parse(mode), horizon, list(evidence)))
+    return render_context(EpisodeRows(con), episode_id, env, shown_steps(ContextMode.parse(mode), horizon, list(evidence)))
 
 
 def blocks(text: str) -> dict[str, list[str]]:
@@ -132,8 +133,8 @@ def test_bad_context_modes_are_refused(text):
 def budget_context(con, episode_id: str, env: str, budget: int, horizon: int, evidence=()) -> tuple[str, list[str]]:
     """The budget:B log of a question and its block headings, in order."""
     n_steps = con.execute("SELECT n_steps FROM episodes WHERE episode_id = ?", [episode_id]).fetchone()[0]
-    sizes = LogSizes.of_episode(con, episode_id, env, n_steps)
-    text = render_context(con, episode_id, env,
+    sizes = LogSizes.of_episode(EpisodeRows(con), episode_id, env, n_steps)
+    text = render_context(EpisodeRows(con), episode_id, env,
                           shown_steps(ContextMode.parse(f"budget:{budget}"), horizon, list(evidence), sizes))
     return text, [h for h in blocks(text) if h.startswith(("Step", "Before"))]
 
@@ -150,7 +151,7 @@ def test_budget_keeps_the_evidence_then_the_latest_steps_within_the_budget(craft
     assert recent == list(range(120 - len(recent) + 1, 121))
     following = next(s for s in range(120 - len(recent), 0, -1) if s not in steps)
     if set(evidence) <= set(steps):
-        longer = render_context(crafter_db, CRAFTER, "crafter", Shown.of_steps([*evidence, *recent, following]))
+        longer = render_context(EpisodeRows(crafter_db), CRAFTER, "crafter", Shown.of_steps([*evidence, *recent, following]))
         assert estimated_tokens(len(longer)) > budget
     if budget >= 400:
         assert {"Before step 5", "Step 5", "Before step 30", "Step 30"} <= set(headings)
@@ -175,7 +176,7 @@ def test_budget_sizes_match_the_rendered_log(jericho_trace_dir):
             following = next((s for s in range(min(recent, default=21) - 1, 0, -1) if s not in steps), None)
             if following and set(evidence) - {0} <= set(steps):
                 one_more = Shown.of_steps([*evidence, *recent, following])
-                assert estimated_tokens(len(render_context(con, ZORK, "jericho", one_more))) > budget
+                assert estimated_tokens(len(render_context(EpisodeRows(con), ZORK, "jericho", one_more))) > budget
 
 
 def test_none_shows_no_steps_and_a_budget_below_the_legend_is_refused(crafter_db):

@@ -15,6 +15,7 @@ from PIL import Image
 
 from support.answer_files import read_qa
 from qtc.cli import main
+from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.evaluate.context import Shown, render_context
 from qtc.runtime.evaluate.frames import labelled_cell
 from qtc.runtime.evaluate.report import percent_cell
@@ -63,7 +64,7 @@ def test_the_evidence_is_the_prompts_rendering_with_the_evidence_marked(page, qa
         details = templates[f"q{n}"]
         evidence = templates[re.findall(r'data-fragment="(\w+)"', details)[-1]]
         blocks = [unescape(b) for b in re.findall(r'<pre class="block[^"]*">(.*?)</pre>', evidence, re.S)]
-        expected = render_context(con, q["episode_id"], q["env"], Shown.of_steps(q["evidence"]))
+        expected = render_context(EpisodeRows(con), q["episode_id"], q["env"], Shown.of_steps(q["evidence"]))
         assert expected.endswith("\n".join(blocks))
         marked = re.findall(r'<pre class="block evidence">(?:Step|Before step) (\d+)', evidence)
         assert sorted(map(int, marked)) == sorted(s for s in q["evidence"] if s >= 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from support.answer_files import read_qa
 from qtc.cli import main
+from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.evaluate.context import Shown, render_context
 from qtc.runtime.trace.store import open_store
 
@@ -15,7 +16,7 @@ def test_show_prints_the_question_its_evidence_its_template_and_its_sql(qa, trac
     assert q["question"] in out and f"answer            {q['answer']}" in out
     assert f"t = {q['bindings']['t']}, material = {q['bindings']['material']}" in out
     con = open_store(*traces)
-    assert render_context(con, q["episode_id"], "crafter", Shown.of_steps(q["evidence"])) in out
+    assert render_context(EpisodeRows(con), q["episode_id"], "crafter", Shown.of_steps(q["evidence"])) in out
     con.close()
     assert "template crafter.route_to_nearest {" in out and "CHANGED" not in out
     assert "qtc_nearest_routes(" in out and "-- qtc template crafter.route_to_nearest" in out

@@ -1,0 +1,49 @@
+"""One episode's rows of a trace store's tables, read without scanning the whole tables.
+
+A filter `episode_id = ?` scans every row of a table: DuckDB's per-row-group statistics of a text column
+keep only a short prefix, and episode ids share long ones ("crafter-scripted-..."). Asked once per episode,
+as the spatial primitives do, that makes a store's time grow with the square of its episodes. A store
+holds each episode's rows together (qtc load appends them trace by trace), so the rows of an episode lie
+within one range of row ids, which DuckDB turns into row groups skipped; each table's ranges are read once
+(one pass, grouped by episode). The episode filter stays beside the range, so rows of other episodes
+inside it are never read as this one's: the range decides speed, never answers.
+
+The ranges are those of the tables when first read: an EpisodeRows serves a store that does not change
+while it is used (a generation run, a page built).
+"""
+
+from __future__ import annotations
+
+import string
+
+import duckdb
+
+
+class EpisodeRows:
+    """Runs queries over one episode's rows: `{table}` in a query stands for that table's rows of the
+    episode bound as `$episode`."""
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection):
+        self.cursor = cursor
+        self._ranges: dict[str, dict[str, tuple[int, int]]] = {}
+
+    def has(self, table: str, episode: str) -> bool:
+        """Whether `table` has rows of `episode`."""
+        return episode in self._table_ranges(table)
+
+    def execute(self, sql: str, episode: str, **parameters) -> duckdb.DuckDBPyConnection:
+        """The cursor, having run `sql` with each `{table}` replaced by the episode's rows of that table,
+        `$episode` and the named `parameters` bound."""
+        tables = {name for _, name, _, _ in string.Formatter().parse(sql) if name}
+        bound = {"episode": episode, **parameters}
+        for number, table in enumerate(sorted(tables)):
+            bound[f"first{number}"], bound[f"last{number}"] = self._table_ranges(table).get(episode, (0, -1))
+        sources = {table: f"(SELECT * FROM {table} WHERE rowid BETWEEN $first{number} AND $last{number} "
+                          "AND episode_id = $episode)" for number, table in enumerate(sorted(tables))}
+        return self.cursor.execute(sql.format(**sources), bound)
+
+    def _table_ranges(self, table: str) -> dict[str, tuple[int, int]]:
+        if table not in self._ranges:
+            self._ranges[table] = {episode: (first, last) for episode, first, last in self.cursor.execute(
+                f"SELECT episode_id, min(rowid), max(rowid) FROM {table} GROUP BY episode_id").fetchall()}
+        return self._ranges[table]
