@@ -35,7 +35,8 @@ import random
 from qtc.dsl import crafter_data as data
 
 from .choice import Choice
-from .crafter_farm import PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm, HomeBuilding, moved as _step
+from .crafter_farm import (HOME_STONE, HOMEWARD, HUNGER_STEPS, HUNGRY, PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm,
+                           HomeBuilding, moved as _step)
 
 Cell = tuple[int, int]
 
@@ -54,8 +55,6 @@ WALLS = frozenset({"stone", "coal", "iron", "diamond", "tree", "water", OUTSIDE}
 # Stats at or below these send the agent to eat or drink before anything else; it then keeps at it until
 # the stat is at least the second number.
 URGENT, TOPPED_UP = 2, 6
-HUNGER_STEPS = 26  # awake steps a point of food lasts (Player._update_life_stats)
-HUNGRY = 6         # food at which it goes looking for a cow when none is in view
 EAT_AT = 7         # food at which it hunts a cow in view (a cow gives 6; cows are few)
 TIRED = 3          # energy at which it goes to sleep whatever the hour
 EXHAUSTED = 1      # energy at which sleep comes before food and drink
@@ -113,6 +112,7 @@ class ScriptedCrafterAgent(HomeBuilding):
         self._farm: Farm | None = None
         self._closing = False                # to fill its home's pocket with stone, leaving it
         self._farm_search_at = -SITE_RETRY   # the step it last looked for a site for its home
+        self._outing_day = 0                 # the day of its last outing from its home (one a day)
 
     # -- what the agent sees and remembers ------------------------------------------------------------
 
@@ -127,6 +127,7 @@ class ScriptedCrafterAgent(HomeBuilding):
         falling = state["daylight"] < self._daylight
         self._rising = state["daylight"] > self._daylight
         self._evening = falling and state["daylight"] < EVENING
+        self._homeward = falling and state["daylight"] < HOMEWARD
         self._night = state["daylight"] < (DUSK if falling else DAWN)
         self._daylight = state["daylight"]
         self._here = (state["x"], state["y"])
@@ -225,11 +226,14 @@ class ScriptedCrafterAgent(HomeBuilding):
         # Food and drink come before the shelter while there is light enough to find them.
         return (self._fight(inv) or self._in_shelter(state, inv) or self._close_home(inv)
                 or (inv["energy"] <= EXHAUSTED and self._shelter(state, inv)) or self._urgent_needs(inv)
-                or (not self._night and self._goal is None and self._build_home(inv))
+                or (self._goal is None and (not self._night or self._planted()) and self._build_home(inv))
                 or (state["daylight"] >= LIGHT_TO_FORAGE and self._needs(inv))
-                or self._shelter(state, inv) or self._needs(inv) or self._tools(inv)
-                or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv))
-                or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
+                or self._shelter(state, inv) or self._needs(inv)
+                # Its home first, once it has a pickaxe: the saplings and the stone to build it.
+                or (inv["wood_pickaxe"] and not self._home and (
+                    self._sapling(inv) or self._materials(inv, "stone", HOME_STONE)
+                    or self._materials(inv, "tree", data.MAXIMUM["wood"])))
+                or self._tools(inv) or self._materials(inv) or self._shelter(state, inv, idle=True)
                 or self._explore(near_home=True))
 
     def _fight(self, inv: dict) -> Choice | None:
@@ -271,6 +275,8 @@ class ScriptedCrafterAgent(HomeBuilding):
             if water:
                 return self._go(*water[1:], "do", f"drink in my shelter: drink {inv['drink']}/"
                                                   f"{data.MAXIMUM['drink']}, water by the wall")
+        if self._home and self._here in (self._home.first, self._home.second):
+            return self._at_home(state, inv)
         energy, top = inv["energy"], data.MAXIMUM["energy"]
         # Out of food or drink, health drains by 1 in 16 steps at most, slower than zombies at night
         # would take it: at night the agent stays in unless it is about to die of it.
@@ -294,13 +300,30 @@ class ScriptedCrafterAgent(HomeBuilding):
         if ripening is not None and inv["drink"] > TOPPED_UP and ripening < (inv["food"] - 1) * HUNGER_STEPS:
             return Choice("noop", f"wait in my shelter for a plant to ripen: about {ripening} steps, "
                                   f"food {inv['food']}/{data.MAXIMUM['food']}")
+        return self._leave(f"food {inv['food']}/{data.MAXIMUM['food']}, drink {inv['drink']}/{data.MAXIMUM['drink']}")
+
+    def _leave(self, why: str) -> Choice | None:
+        """Dig out of the shelter through its door (at its home, closing the plants' cell behind it first)."""
         door = self._door or next((_step(self._here, o) for o in data.MOVES.values()
                                    if self._map.get(_step(self._here, o)) in MINE), None)
         if door is None or abs(door[0] - self._here[0]) + abs(door[1] - self._here[1]) != 1:
             return None
-        why = f"food {inv['food']}/{data.MAXIMUM['food']}, drink {inv['drink']}/{data.MAXIMUM['drink']}"
         self._closing = self._home is not None and self._here == self._home.first
         return self._go(self._here, door, "do", f"leave the shelter: {why}, dig out the door")
+
+    def _wanted_outside(self, inv: dict) -> str | None:
+        """What it would go out of its home for: a tool it has the materials for, or a material it wants
+        that it saw near its home."""
+        for tool in TOOLS:
+            if not inv[tool] and all(inv[k] >= v for k, v in data.MAKE[tool]["uses"].items()):
+                return _named(tool)
+        for material, rule in MINE.items():
+            (item, _), = rule["receive"].items()
+            if inv[item] < STOCK.get(item, 0) and all(inv[k] >= v for k, v in rule["require"].items()) and any(
+                    kind == material and cell not in self._placed and self._home.near(cell, HOME_RANGE)
+                    for cell, kind in self._map.items()):
+                return item
+        return None
 
     def _needy(self, inv: dict) -> bool:
         """Whether the agent should go for food or drink if it can (more before the night)."""
@@ -368,10 +391,11 @@ class ScriptedCrafterAgent(HomeBuilding):
     def _shelter(self, state: dict, inv: dict, idle: bool = False) -> Choice | None:
         """Go to a shelter (the one it slept in, or a new one) at night, tired or wounded, or to rest
         there when it has nothing to do (out of the zombies' way)."""
-        dark = self._night
         top = data.MAXIMUM
-        if dark:
+        if self._night:
             why = f"dark (daylight {state['daylight']:.2f})"
+        elif self._home and self._homeward:
+            why = f"the light falls (daylight {state['daylight']:.2f})"
         elif inv["energy"] <= TIRED:
             why = f"energy {inv['energy']}/{top['energy']}"
         elif inv["health"] <= WOUNDED:
@@ -544,11 +568,15 @@ class ScriptedCrafterAgent(HomeBuilding):
                 return Choice(action, f"find free ground to place a {station} on")
         return None
 
-    def _materials(self, inv: dict) -> Choice | None:
+    def _materials(self, inv: dict, only: str | None = None, upto: int = 0) -> Choice | None:
+        """Collect the nearest material it wants (or only the material `only`, up to `upto` of it)."""
         routes_found = []
         for material, rule in MINE.items():
+            if only and material != only:
+                continue
             (item, _), = rule["receive"].items()
-            if inv[item] >= STOCK.get(item, 0) or any(inv[k] < v for k, v in rule["require"].items()):
+            wanted = upto if only else STOCK.get(item, 0)
+            if inv[item] >= wanted or any(inv[k] < v for k, v in rule["require"].items()):
                 continue
             found = self._nearest_next_to(lambda c, m=material: self._map.get(c) == m and c not in self._placed)
             if found and found[0] <= NEAR:
@@ -556,7 +584,8 @@ class ScriptedCrafterAgent(HomeBuilding):
         if not routes_found:
             return None
         distance, material, item, (_, stand, target) = min(routes_found)
-        return self._go(stand, target, "do", f"collect {item}: {item} {inv[item]}/{STOCK[item]} wanted, "
+        wanted = upto if only else STOCK[item]
+        return self._go(stand, target, "do", f"collect {item}: {item} {inv[item]}/{wanted} wanted, "
                                              f"{material} {distance} steps away")
 
     def _explore(self, why: str = "explore: nothing needed in sight", stale: int = STALE,
