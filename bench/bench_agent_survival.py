@@ -45,11 +45,12 @@ def record(seed: int, max_steps: int, out: Path) -> dict:
     header = json.loads(lines[0])
     steps = [json.loads(line) for line in lines[1:]]
     achieved = collections.Counter(name for step in steps for name in step["achievements"])
-    # The home is built at the step after the last of its building (the agent builds one home).
-    building = [step["step"] for step in steps if (step["reason"] or "").startswith("build my home")]
+    # The home is built once the agent closes it behind it or stays in it, whichever comes first.
+    home = next((step["step"] for step in steps if (step["reason"] or "").startswith("close my home")
+                 or " at home" in (step["reason"] or "")), None)
     ending = header["death_cause"] if header["ended_by"] == "death" else header["ended_by"]
     return {"seed": seed, "steps": header["n_steps"], "ending": ending, "achieved": achieved,
-            "home": building[-1] + 1 if building else None, "rate": header["n_steps"] / seconds}
+            "home": home, "rate": header["n_steps"] / seconds}
 
 
 def main() -> None:

@@ -73,6 +73,7 @@ TOOLS = ("wood_pickaxe", "wood_sword", "stone_pickaxe", "stone_sword", "iron_pic
 MINE = {material: info for material, info in data.COLLECT.items() if material not in ("water", "grass")}
 ENEMIES = ("zombie", "skeleton")
 RISK = 8           # what a step into danger costs a route, in steps
+DRY_SHELTER = 12   # what a shelter without water in its walls costs, in steps (it drinks at night)
 SHOT = 5           # a skeleton shoots at a player this near (Skeleton.update)
 
 
@@ -226,14 +227,12 @@ class ScriptedCrafterAgent(HomeBuilding):
         # Food and drink come before the shelter while there is light enough to find them.
         return (self._fight(inv) or self._in_shelter(state, inv) or self._close_home(inv)
                 or (inv["energy"] <= EXHAUSTED and self._shelter(state, inv)) or self._urgent_needs(inv)
-                or (self._goal is None and (not self._night or self._planted()) and self._build_home(inv))
+                or (self._goal is None and self._build_home(inv))
                 or (state["daylight"] >= LIGHT_TO_FORAGE and self._needs(inv))
                 or self._shelter(state, inv) or self._needs(inv)
-                # Its home first, once it has a pickaxe: the saplings and the stone to build it.
-                or (inv["wood_pickaxe"] and not self._home and (
-                    self._sapling(inv) or self._materials(inv, "stone", HOME_STONE)
-                    or self._materials(inv, "tree", data.MAXIMUM["wood"])))
-                or self._tools(inv) or self._materials(inv) or self._shelter(state, inv, idle=True)
+                or self._tools(inv)
+                or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv))
+                or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
                 or self._explore(near_home=True))
 
     def _fight(self, inv: dict) -> Choice | None:
@@ -320,7 +319,8 @@ class ScriptedCrafterAgent(HomeBuilding):
         for material, rule in MINE.items():
             (item, _), = rule["receive"].items()
             if inv[item] < STOCK.get(item, 0) and all(inv[k] >= v for k, v in rule["require"].items()) and any(
-                    kind == material and cell not in self._placed and self._home.near(cell, HOME_RANGE)
+                    kind == material and cell not in self._placed and not self._home_wall(cell)
+                    and self._home.near(cell, HOME_RANGE)
                     for cell, kind in self._map.items()):
                 return item
         return None
@@ -343,8 +343,9 @@ class ScriptedCrafterAgent(HomeBuilding):
         what it is topping up (a goal kept until the stat is high)."""
         extra = 2 if self._evening else 0
         top = data.MAXIMUM
+        # Once at the water it drinks its fill, urgent or not (a sip would send it back soon).
         drink = self._top_up(inv, "drink", "drink", URGENT if urgent else TOPPED_UP + extra,
-                             0 if urgent else top["drink"], "water", lambda c: self._map.get(c) == "water")
+                             top["drink"], "water", lambda c: self._map.get(c) == "water")
         if drink:
             return drink
         # A cow gives 6 food: it hunts one in view at 6 at most, evening or not.
@@ -520,9 +521,18 @@ class ScriptedCrafterAgent(HomeBuilding):
                 break
             for offset in data.MOVES.values():
                 stones = self._site_cost(door, offset, inv)
-                if stones is not None and (best is None or distance + 4 * stones < best[0]):
-                    best = (distance + 4 * stones, door, offset)
+                if stones is None:
+                    continue
+                cost = distance + 4 * stones
+                if best is None or cost < best[0]:
+                    best = (cost, door, offset)
         return None if best is None else best[1:]
+
+    def _watered(self, door: Cell, inward: tuple[int, int]) -> bool:
+        """Whether a shelter at this door has water in its walls, to drink from inside."""
+        first = _step(door, inward)
+        return any(self._map.get(_step(cell, o)) == "water" for cell in (first, _step(first, inward))
+                   for o in data.MOVES.values())
 
     def _stations_near(self, cell: Cell) -> set[str]:
         # Crafter's `make` looks at the 3 x 3 cells around the player.
@@ -568,8 +578,9 @@ class ScriptedCrafterAgent(HomeBuilding):
                 return Choice(action, f"find free ground to place a {station} on")
         return None
 
-    def _materials(self, inv: dict, only: str | None = None, upto: int = 0) -> Choice | None:
-        """Collect the nearest material it wants (or only the material `only`, up to `upto` of it)."""
+    def _materials(self, inv: dict, only: str | None = None, upto: int = 0, near: int = NEAR) -> Choice | None:
+        """Collect the nearest material it wants (or only the material `only`, up to `upto` of it), `near` steps
+        away at most."""
         routes_found = []
         for material, rule in MINE.items():
             if only and material != only:
@@ -578,8 +589,9 @@ class ScriptedCrafterAgent(HomeBuilding):
             wanted = upto if only else STOCK.get(item, 0)
             if inv[item] >= wanted or any(inv[k] < v for k, v in rule["require"].items()):
                 continue
-            found = self._nearest_next_to(lambda c, m=material: self._map.get(c) == m and c not in self._placed)
-            if found and found[0] <= NEAR:
+            found = self._nearest_next_to(lambda c, m=material: self._map.get(c) == m and c not in self._placed
+                                          and not self._home_wall(c))
+            if found and found[0] <= near:
                 routes_found.append((found[0], material, item, found))
         if not routes_found:
             return None

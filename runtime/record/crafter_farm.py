@@ -26,11 +26,12 @@ from .choice import Choice
 
 Cell = tuple[int, int]
 
-SAPLINGS = 4       # saplings gathered for the home's three plants, one to spare
+SAPLINGS = 3       # saplings gathered for the home's three plants
+SAPLING_NEAR = 20  # steps it walks to grass for saplings
 RIPE = 320         # steps of growth after which it eats a plant (the game's ripe is 300: a margin)
 PLANT_FOOD = 4     # food a ripe plant gives
 FULL_DAY = 0.97    # light above which the day has some 50 steps to run before it fails, if falling
-PLANT_LIGHT = 0.75  # falling light above which it starts a home (some 40 steps of building, before the night)
+PLANT_LIGHT = 0.0
 SITE_SEARCH = 400  # the nearest cells tried as the door of a shelter or a home
 SITE_RETRY = 30    # steps after which it looks again for a site for its home, having found none
 SITE_NEAR = 20     # steps beyond which a planned home with nothing planted yet is planned again nearer
@@ -41,7 +42,7 @@ DAY = 300          # steps of a Crafter day
 HUNGER_STEPS = 26  # awake steps a point of food lasts (Player._update_life_stats)
 HUNGRY = 6         # food at which it goes looking for a cow when none is in view
 TABLE_WOOD = data.PLACE["table"]["uses"]["wood"]
-HOME_STONE = 4     # stone it gathers for its home before wood: the pocket's sides, its door, closing it
+HOME_STONE = 6     # stone it gathers for its home (the pocket's sides, its door, closing it, some fences)
 
 
 def moved(cell: Cell, offset: tuple[int, int], times: int = 1) -> Cell:
@@ -148,6 +149,10 @@ class HomeBuilding:
             return Choice("noop", f"wait at home for a plant to ripen: about {ripening} steps, food {food}/{top['food']}")
         return Choice("noop", f"rest at home: food {food}/{top['food']}, drink {inv['drink']}/{top['drink']}")
 
+    def _home_wall(self, cell: Cell) -> bool:
+        """Whether a cell walls its home, built or planned (a tree there is not cut for wood)."""
+        return any(farm and cell in (*farm.fences, *farm.pocket_walls) for farm in (self._home, self._farm))
+
     def _close_home(self, inv: dict) -> Choice | None:
         """Once its home is built, and each time it leaves it, fill `second` (the cell next to the plants)
         with stone from `first`, so that no creature walks in next to the plants while it is away."""
@@ -173,6 +178,11 @@ class HomeBuilding:
         for action, offset in data.MOVES.items():
             if self._grass(moved(self._here, offset)) and self._grass(moved(self._here, offset, 2)):
                 return Choice(action, f"{why}, step onto the grass")
+        routes = self._routes()
+        grass = min(((routes[cell][0], cell) for cell in routes if cell != self._here and self._grass(cell)
+                     and any(self._grass(moved(cell, o)) for o in data.MOVES.values())), default=None)
+        if grass and grass[0] <= SAPLING_NEAR:
+            return Choice(routes[grass[1]][1], f"{why}, grass {grass[0]} steps away")
         return None
 
     def _grass(self, cell: Cell) -> bool:
