@@ -35,7 +35,7 @@ import random
 from qtc.dsl import crafter_data as data
 
 from .choice import Choice
-from .crafter_farm import (HOME_STONE, HOMEWARD, HUNGER_STEPS, HUNGRY, PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm,
+from .crafter_farm import (HOMEWARD, HUNGER_STEPS, HUNGRY, WOUNDED, PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm,
                            HomeBuilding, moved as _step)
 
 Cell = tuple[int, int]
@@ -58,7 +58,6 @@ URGENT, TOPPED_UP = 2, 6
 EAT_AT = 7         # food at which it hunts a cow in view (a cow gives 6; cows are few)
 TIRED = 3          # energy at which it goes to sleep whatever the hour
 EXHAUSTED = 1      # energy at which sleep comes before food and drink
-WOUNDED = 5        # health at which it shelters to heal
 STOCK = {"wood": 5, "stone": 9, "coal": 2, "iron": 2, "diamond": 1}
 UPDATED = 18       # the game updates objects nearer the player than this (2 x the view's size)
 HOME_RANGE = 12    # how far from its home it explores once it has one (its plants grow only while it is near)
@@ -73,7 +72,7 @@ TOOLS = ("wood_pickaxe", "wood_sword", "stone_pickaxe", "stone_sword", "iron_pic
 MINE = {material: info for material, info in data.COLLECT.items() if material not in ("water", "grass")}
 ENEMIES = ("zombie", "skeleton")
 RISK = 8           # what a step into danger costs a route, in steps
-DRY_SHELTER = 12   # what a shelter without water in its walls costs, in steps (it drinks at night)
+DOOR_STONE = 2     # stone it holds when out of its home: one seals the door, one closes the plants' cell
 SHOT = 5           # a skeleton shoots at a player this near (Skeleton.update)
 
 
@@ -227,6 +226,8 @@ class ScriptedCrafterAgent(HomeBuilding):
         # Food and drink come before the shelter while there is light enough to find them.
         return (self._fight(inv) or self._in_shelter(state, inv) or self._close_home(inv)
                 or (inv["energy"] <= EXHAUSTED and self._shelter(state, inv)) or self._urgent_needs(inv)
+                # The stone that seals its home's door behind it, before anything else.
+                or (self._home and not inv["stone"] and self._materials(inv, "stone", DOOR_STONE))
                 or (self._goal is None and self._build_home(inv))
                 or (state["daylight"] >= LIGHT_TO_FORAGE and self._needs(inv))
                 or self._shelter(state, inv) or self._needs(inv)
@@ -287,10 +288,9 @@ class ScriptedCrafterAgent(HomeBuilding):
             return Choice("noop", f"wait for daylight in my shelter: daylight {state['daylight']:.2f}")
         if inv["health"] <= WOUNDED + 2 and not hungry:
             return Choice("noop", f"heal in my shelter: health {inv['health']}/{data.MAXIMUM['health']}")
-        near = [kind for cell, kind in self._creatures.items() if kind in ENEMIES
-                and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= SHOT]
+        near = self._enemy_near()
         if near and not hungry:
-            return Choice("noop", f"wait in my shelter: a {near[0]} outside, health {inv['health']}/"
+            return Choice("noop", f"wait in my shelter: a {near} outside, health {inv['health']}/"
                                   f"{data.MAXIMUM['health']}")
         if not self._needy(inv):
             return Choice("noop", f"rest in my shelter: nothing needed, food {inv['food']}/"
@@ -320,10 +320,20 @@ class ScriptedCrafterAgent(HomeBuilding):
             (item, _), = rule["receive"].items()
             if inv[item] < STOCK.get(item, 0) and all(inv[k] >= v for k, v in rule["require"].items()) and any(
                     kind == material and cell not in self._placed and not self._home_wall(cell)
-                    and self._home.near(cell, HOME_RANGE)
+                    and self._home.near(cell, HOME_RANGE) and not self._by_tunnel(cell)
                     for cell, kind in self._map.items()):
                 return item
         return None
+
+    def _enemy_near(self) -> str | None:
+        """A zombie or skeleton in view within a skeleton's shot, if any."""
+        return next((kind for cell, kind in self._creatures.items() if kind in ENEMIES
+                     and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= SHOT), None)
+
+    def _by_tunnel(self, cell: Cell) -> bool:
+        """Whether a cell is within a skeleton's shot of a tunnel: once it has a home, it keeps away."""
+        return any((cell[0] + i, cell[1] + j) in self._tunnels
+                   for i in range(-SHOT, SHOT + 1) for j in range(-SHOT, SHOT + 1) if abs(i) + abs(j) <= SHOT)
 
     def _needy(self, inv: dict) -> bool:
         """Whether the agent should go for food or drink if it can (more before the night)."""
@@ -528,19 +538,15 @@ class ScriptedCrafterAgent(HomeBuilding):
                     best = (cost, door, offset)
         return None if best is None else best[1:]
 
-    def _watered(self, door: Cell, inward: tuple[int, int]) -> bool:
-        """Whether a shelter at this door has water in its walls, to drink from inside."""
-        first = _step(door, inward)
-        return any(self._map.get(_step(cell, o)) == "water" for cell in (first, _step(first, inward))
-                   for o in data.MOVES.values())
-
     def _stations_near(self, cell: Cell) -> set[str]:
         # Crafter's `make` looks at the 3 x 3 cells around the player.
         return {self._map.get((cell[0] + i, cell[1] + j)) for i in (-1, 0, 1) for j in (-1, 0, 1)}
 
     def _tools(self, inv: dict) -> Choice | None:
+        # With a home, it keeps the stone that seals its door.
+        keep = {"stone": DOOR_STONE} if self._home else {}
         wanted = [tool for tool in TOOLS if not inv[tool]
-                  and all(inv[k] >= v for k, v in data.MAKE[tool]["uses"].items())]
+                  and all(inv[k] >= v + keep.get(k, 0) for k, v in data.MAKE[tool]["uses"].items())]
         if not wanted:
             return None
         tool = wanted[0]
@@ -578,9 +584,8 @@ class ScriptedCrafterAgent(HomeBuilding):
                 return Choice(action, f"find free ground to place a {station} on")
         return None
 
-    def _materials(self, inv: dict, only: str | None = None, upto: int = 0, near: int = NEAR) -> Choice | None:
-        """Collect the nearest material it wants (or only the material `only`, up to `upto` of it), `near` steps
-        away at most."""
+    def _materials(self, inv: dict, only: str | None = None, upto: int = 0) -> Choice | None:
+        """Collect the nearest material it wants (or only the material `only`, up to `upto` of it)."""
         routes_found = []
         for material, rule in MINE.items():
             if only and material != only:
@@ -590,8 +595,8 @@ class ScriptedCrafterAgent(HomeBuilding):
             if inv[item] >= wanted or any(inv[k] < v for k, v in rule["require"].items()):
                 continue
             found = self._nearest_next_to(lambda c, m=material: self._map.get(c) == m and c not in self._placed
-                                          and not self._home_wall(c))
-            if found and found[0] <= near:
+                                          and not self._home_wall(c) and not (self._home and self._by_tunnel(c)))
+            if found and found[0] <= NEAR:
                 routes_found.append((found[0], material, item, found))
         if not routes_found:
             return None

@@ -31,18 +31,18 @@ SAPLING_NEAR = 20  # steps it walks to grass for saplings
 RIPE = 320         # steps of growth after which it eats a plant (the game's ripe is 300: a margin)
 PLANT_FOOD = 4     # food a ripe plant gives
 FULL_DAY = 0.97    # light above which the day has some 50 steps to run before it fails, if falling
-PLANT_LIGHT = 0.0
 SITE_SEARCH = 400  # the nearest cells tried as the door of a shelter or a home
 SITE_RETRY = 30    # steps after which it looks again for a site for its home, having found none
 SITE_NEAR = 20     # steps beyond which a planned home with nothing planted yet is planned again nearer
 OUTING_LIGHT = 0.85  # rising light from which it may go out of its home (zombies spawn below about 0.83)
 HOMEWARD = 0.95    # falling light below which it goes home (some 20 steps before zombies spawn)
-DRY = 100          # what a home site without water in its wall costs, in steps (it would leave to drink)
 DAY = 300          # steps of a Crafter day
 HUNGER_STEPS = 26  # awake steps a point of food lasts (Player._update_life_stats)
+STARVE_STEPS = 16  # awake steps a point of health lasts, out of food (Player._degen_or_regen_health)
+WOUNDED = 5        # health at which it shelters to heal
+STARVING = 2       # health down to which it waits at home for a plant to ripen, out of food
 HUNGRY = 6         # food at which it goes looking for a cow when none is in view
 TABLE_WOOD = data.PLACE["table"]["uses"]["wood"]
-HOME_STONE = 6     # stone it gathers for its home (the pocket's sides, its door, closing it, some fences)
 
 
 def moved(cell: Cell, offset: tuple[int, int], times: int = 1) -> Cell:
@@ -122,17 +122,19 @@ class HomeBuilding:
         food, energy = inv["food"], inv["energy"]
         ripening = self._ripening(self._here)
         day_ahead = self._daylight >= FULL_DAY or (self._rising and self._daylight >= OUTING_LIGHT)
-        late = ripening is None or ripening > (food - 1) * HUNGER_STEPS
+        # It can wait for a plant while its food lasts, and then while its health drains (safer than outside).
+        late = ripening is None or ripening > food * HUNGER_STEPS + (inv["health"] - STARVING) * STARVE_STEPS
         why = None
-        watered = any(self._map.get(c) == "water" for c in self._home.pocket_walls)
-        if not watered and inv["drink"] <= HUNGRY and (day_ahead or (inv["drink"] <= 2 and not self._night)):
-            why = f"drink {inv['drink']}/{top['drink']}, no water at home"
-        elif food <= HUNGRY and late and (day_ahead or (food <= 1 and not self._night)):
+        if food <= HUNGRY and late and day_ahead:
             why = f"food {food}/{top['food']}, " + ("no plant" if ripening is None else f"plants ripe in {ripening} steps")
         elif (day_ahead and self._outing_day < self._step // DAY and inv["health"] >= top["health"] - 1
+              and inv["stone"] >= 1  # to seal the door again when back (closing the plants' cell takes one)
               and food >= HUNGRY - 2 and inv["drink"] >= top["drink"] - 1 and energy > top["energy"] // 2):
             wanted = self._wanted_outside(inv)
             why = wanted and f"an outing in daylight for {wanted}"
+        enemy = why and self._enemy_near()
+        if enemy:
+            return Choice("noop", f"wait at home: a {enemy} outside, {why}")
         if why:
             if self._here == self._home.second:
                 return Choice(f"move_{data.FACINGS[(-self._home.inward[0], -self._home.inward[1])]}",
@@ -188,10 +190,6 @@ class HomeBuilding:
     def _grass(self, cell: Cell) -> bool:
         return self._map.get(cell) == "grass" and cell not in self._creatures
 
-    def _planted(self) -> bool:
-        """Whether it has begun its home: it walls the plants in even at night, lest a zombie tramples them."""
-        return self._farm is not None and any(cell in self._plants for cell in self._farm.plants)
-
     def _build_home(self, inv: dict) -> Choice | None:
         """Build its home once it has the saplings and the stone: plant the saplings (each from outside,
         while the cells round it are open), then wall the plants and the pocket with stone. It comes before
@@ -212,9 +210,8 @@ class HomeBuilding:
         saplings, stones, fences = self._farm_needs(farm)
         planted = sum(cell in self._plants for cell in farm.plants)
         # Plants are lost to the first creature by them until walled in: it plants only with all the walls
-        # in hand and the day ahead of it (building takes some 40 steps; the light fails at about 0.6).
-        if planted == 0 and (not self._walls_in_hand(stones, fences, inv)
-                             or not (self._daylight >= PLANT_LIGHT or self._rising)):
+        # in hand, at any hour (walled in, its home is its shelter for the night).
+        if planted == 0 and not self._walls_in_hand(stones, fences, inv):
             return None
         if saplings > inv["sapling"]:
             return None  # it gathers more first (the farm stays its plan)
@@ -282,25 +279,24 @@ class HomeBuilding:
         return saplings, stones, fences
 
     def _find_farm(self, inv: dict) -> Farm | None:
-        """The best home among the sites nearest that the stone and wood it holds can wall in: few walls to
-        place, water in its wall (else near water it has seen)."""
-        water = [cell for cell, material in self._map.items() if material == "water"]
+        """The best home among the sites nearest with water in the pocket's wall that the stone and wood it
+        holds can wall in: few walls to place."""
         best = None
         for number, (door, (distance, _)) in enumerate(self._routes().items()):
             if number == SITE_SEARCH:
                 break
             for offset in data.MOVES.values():
                 farm = Farm(door, offset)
+                # Water in the pocket's wall lets it drink without going out: it builds nowhere else.
+                if not any(self._map.get(c) == "water" for c in farm.pocket_walls):
+                    continue
                 needs = self._farm_needs(farm, site=True)
                 if needs is None:
                     continue
                 _, stones, fences = needs
                 if not self._walls_in_hand(stones, fences, inv):
                     continue
-                # Water in the pocket's wall lets it drink without going out.
-                watered = any(self._map.get(c) == "water" for c in farm.pocket_walls)
-                thirst = min((abs(c[0] - farm.first[0]) + abs(c[1] - farm.first[1]) - 1 for c in water), default=50)
-                cost = distance + 4 * (stones + fences) + (0 if watered else DRY + 4 * thirst)
+                cost = distance + 4 * (stones + fences)
                 if best is None or cost < best[0]:
                     best = (cost, farm)
         return best and best[1]
