@@ -35,7 +35,7 @@ import random
 from qtc.dsl import crafter_data as data
 
 from .choice import Choice
-from .crafter_farm import (HOMEWARD, HUNGER_STEPS, HUNGRY, WOUNDED, PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm,
+from .crafter_farm import (HOMEWARD, HUNGER_STEPS, HUNGRY, WOUNDED, PLANT_FOOD, RIPE, SAPLINGS, SITE_RETRY, SITE_SEARCH, Farm,
                            HomeBuilding, moved as _step)
 
 Cell = tuple[int, int]
@@ -233,7 +233,11 @@ class ScriptedCrafterAgent(HomeBuilding):
                 or self._shelter(state, inv) or self._needs(inv)
                 or self._tools(inv)
                 or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv))
-                or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
+                or self._materials(inv) or self._sapling(inv)
+                # All in hand but no site known with water in its wall: it looks further.
+                or (not self._home and self._farm is None and inv["sapling"] >= SAPLINGS and inv["wood_pickaxe"]
+                    and self._explore("look for a home site by water"))
+                or self._shelter(state, inv, idle=True)
                 or self._explore(near_home=True))
 
     def _fight(self, inv: dict) -> Choice | None:
