@@ -290,7 +290,7 @@ class ScriptedCrafterAgent(HomeBuilding):
             return Choice("sleep", f"sleep: energy {energy}/{top}, sealed in my shelter")
         if self._night and not hungry:
             return Choice("noop", f"wait for daylight in my shelter: daylight {state['daylight']:.2f}")
-        if inv["health"] <= WOUNDED + 2 and not hungry:
+        if inv["health"] <= WOUNDED and not hungry:
             return Choice("noop", f"heal in my shelter: health {inv['health']}/{data.MAXIMUM['health']}")
         near = self._enemy_near()
         if near and not hungry:
