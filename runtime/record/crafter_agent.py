@@ -288,7 +288,7 @@ class ScriptedCrafterAgent(HomeBuilding):
         hungry = (starving and inv["health"] <= WOUNDED - 1) if self._night else min(inv["food"], inv["drink"]) <= 1
         if (energy < top if self._night else energy <= TIRED) and not hungry:
             return Choice("sleep", f"sleep: energy {energy}/{top}, sealed in my shelter")
-        if self._night and not hungry:
+        if (self._night or (self._home and self._homeward)) and not hungry:
             return Choice("noop", f"wait for daylight in my shelter: daylight {state['daylight']:.2f}")
         if inv["health"] <= WOUNDED and not hungry:
             return Choice("noop", f"heal in my shelter: health {inv['health']}/{data.MAXIMUM['health']}")

@@ -253,13 +253,14 @@ class HomeBuilding:
     def _built(self, farm: Farm, cell: Cell) -> bool:
         return self._fenced(cell) if cell in farm.fences else self._wall(cell)
 
-    def _farm_needs(self, farm: Farm, site: bool = False) -> tuple[int, int] | None:
-        """The saplings, stones (the pocket's sides) and fences a home here still needs (None if it cannot be built): a door and a pocket
-        of ground, grass or its plants for the plants, walls or ground to wall. A new `site` must also be
-        clear of tunnels (skeletons) and creatures, and each cell faced from outside."""
+    def _farm_needs(self, farm: Farm, site: bool = False) -> tuple[int, int, int] | None:
+        """The saplings, stones (the pocket's sides) and fences a home here still needs (None if it cannot be
+        built): a door and a pocket of ground, grass or its plants for the plants, walls or ground to wall.
+        A new `site` must also be out of a skeleton's shot from the tunnels, clear of creatures, and each
+        cell faced from outside."""
         ground = data.WALKABLE
-        if site and (farm.door not in self._routes() or any(c in self._tunnels for c in farm.inner)):
-            return None
+        if site and (farm.door not in self._routes() or self._by_tunnel(farm.second)):
+            return None  # skeletons keep to the tunnels, and shoot from them
         if not all(self._map.get(c) in ground and (c == self._here or not site or c not in self._creatures)
                    for c in (farm.door, farm.first, farm.second)):
             return None
