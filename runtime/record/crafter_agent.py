@@ -7,18 +7,23 @@ urgent of its goals:
 1. asleep: wait to wake up;
 2. a zombie or skeleton next to it: fight (a zombie follows whoever flees);
 3. sealed in a shelter: eat a ripe plant of its home or drink from water by the wall, sleep, or wait
-   for daylight (or a plant about to ripen, or a zombie to go), then dig its way out; leaving its home,
-   fill the pocket behind it with stone;
-4. in daylight, its home (crafter_farm.py): once it holds the saplings and the stone, plant and wall in
-   three plants round a shelter's pocket: food that grows again while it stays near;
+   for daylight (or a plant about to ripen, or a zombie to go), then dig its way out; in its home it
+   stays (sleeping whenever not fully rested) but for food no plant will give in time, or one outing a
+   day in full daylight, healthy and fed, for a tool or material seen near home away from tunnels;
+   leaving its home, it fills the pocket behind it with stone;
+4. its home (crafter_farm.py): once it holds the saplings and the stone (and wood for tables), plant
+   and wall in three plants round a shelter's pocket that has water in its wall: food that grows again
+   and drink, without going out;
 5. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view
    (else go where it last saw one: a cow far from the player stands still, or to grass not seen
    lately, near its home if it has one), or go home to eat a ripe plant;
-6. night, low energy or low health: go home if near, else dig a two-cell pocket into stone, or wall one
+6. night (or, once it has a home, the light falling), low energy or low health: go home if near (it
+   keeps two stones for its door), else dig a two-cell pocket into stone, or wall one
    in with placed stone, and seal it with a stone placed from inside (zombies walk only on grass, sand
    and path and hit only from a next cell; arrows stop at stone);
 7. tools: a table, then the pickaxes and swords Crafter's recipes allow, a furnace for the iron ones;
-8. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings for its home;
+8. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings for its home,
+   and a site for it by water (exploring for one);
 9. else rest in its shelter, or explore: walk to the nearest seen ground next to unseen cells (within
    HOME_RANGE of its home once it has one).
 
