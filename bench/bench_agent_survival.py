@@ -5,7 +5,7 @@ it records.
 
 Records one scripted episode a seed (the recorder as `qtc play` runs it, traces written to --out or a
 temporary folder) and prints a row a seed: steps lived, how the episode ended (the death's cause, or
-the step limit), the food eaten (cows, plants), the achievements reached, and steps per second; then
+the step limit), the step its home was built, the food eaten (cows, plants), the achievements reached, and steps per second; then
 the median of the steps, the seeds past 2,000 steps and the achievements reached on any seed. With
 --jobs N the seeds are recorded N at a time in worker processes (each row's steps/s is its own).
 """
@@ -43,10 +43,14 @@ def record(seed: int, max_steps: int, out: Path) -> dict:
     seconds = time.perf_counter() - start
     lines = path.read_text().splitlines()
     header = json.loads(lines[0])
-    achieved = collections.Counter(name for line in lines[1:] for name in json.loads(line)["achievements"])
+    steps = [json.loads(line) for line in lines[1:]]
+    achieved = collections.Counter(name for step in steps for name in step["achievements"])
+    # The home is built once the agent closes it behind it or stays in it, whichever comes first.
+    home = next((step["step"] for step in steps if (step["reason"] or "").startswith("close my home")
+                 or " at home" in (step["reason"] or "")), None)
     ending = header["death_cause"] if header["ended_by"] == "death" else header["ended_by"]
     return {"seed": seed, "steps": header["n_steps"], "ending": ending, "achieved": achieved,
-            "rate": header["n_steps"] / seconds}
+            "home": home, "rate": header["n_steps"] / seconds}
 
 
 def main() -> None:
@@ -60,10 +64,10 @@ def main() -> None:
         out = args.out or Path(scratch)
         with ProcessPoolExecutor(args.jobs) as pool:
             rows = list(pool.map(record, args.seeds, [args.max_steps] * len(args.seeds), [out] * len(args.seeds)))
-    print(f"{'seed':>4} {'steps':>6} {'ending':12} {'cows':>4} {'plants':>6} {'steps/s':>7}  achievements")
+    print(f"{'seed':>4} {'steps':>6} {'ending':12} {'home':>5} {'cows':>4} {'plants':>6} {'steps/s':>7}  achievements")
     for row in rows:
         achieved = row["achieved"]
-        print(f"{row['seed']:4d} {row['steps']:6d} {row['ending']:12} {achieved['eat_cow']:4d} "
+        print(f"{row['seed']:4d} {row['steps']:6d} {row['ending']:12} {row['home'] or '-':>5} {achieved['eat_cow']:4d} "
               f"{achieved['eat_plant']:6d} {row['rate']:7.0f}  {len(achieved)}: {', '.join(sorted(achieved))}")
     steps = [row["steps"] for row in rows]
     reached = set().union(*(row["achieved"] for row in rows))

@@ -7,18 +7,23 @@ urgent of its goals:
 1. asleep: wait to wake up;
 2. a zombie or skeleton next to it: fight (a zombie follows whoever flees);
 3. sealed in a shelter: eat a ripe plant of its home or drink from water by the wall, sleep, or wait
-   for daylight (or a plant about to ripen, or a zombie to go), then dig its way out; leaving its home,
-   fill the pocket behind it with stone;
-4. in daylight, its home (crafter_farm.py): once it holds the saplings and the stone, plant and wall in
-   three plants round a shelter's pocket: food that grows again while it stays near;
+   for daylight (or a plant about to ripen, or a zombie to go), then dig its way out; in its home it
+   stays (sleeping whenever not fully rested) but for food no plant will give in time, or one outing a
+   day in full daylight, healthy and fed, for a tool or material seen near home away from tunnels;
+   leaving its home, it fills the pocket behind it with stone;
+4. its home (crafter_farm.py): once it holds the saplings and the stone (and wood for tables), plant
+   and wall in three plants round a shelter's pocket that has water in its wall: food that grows again
+   and drink, without going out;
 5. thirst or hunger: walk to the nearest water it has seen and drink until full; chase a cow in view
    (else go where it last saw one: a cow far from the player stands still, or to grass not seen
    lately, near its home if it has one), or go home to eat a ripe plant;
-6. night, low energy or low health: go home if near, else dig a two-cell pocket into stone, or wall one
+6. night (or, once it has a home, the light falling), low energy or low health: go home if near (it
+   keeps two stones for its door), else dig a two-cell pocket into stone, or wall one
    in with placed stone, and seal it with a stone placed from inside (zombies walk only on grass, sand
    and path and hit only from a next cell; arrows stop at stone);
 7. tools: a table, then the pickaxes and swords Crafter's recipes allow, a furnace for the iron ones;
-8. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings for its home;
+8. materials: wood, stone (shelters and tools), coal, iron, diamond, when seen; saplings for its home,
+   and a site for it by water (exploring for one);
 9. else rest in its shelter, or explore: walk to the nearest seen ground next to unseen cells (within
    HOME_RANGE of its home once it has one).
 
@@ -35,7 +40,8 @@ import random
 from qtc.dsl import crafter_data as data
 
 from .choice import Choice
-from .crafter_farm import PLANT_FOOD, RIPE, SITE_RETRY, SITE_SEARCH, Farm, HomeBuilding, moved as _step
+from .crafter_farm import (HOMEWARD, HUNGER_STEPS, HUNGRY, WOUNDED, PLANT_FOOD, RIPE, SAPLINGS, SITE_RETRY, SITE_SEARCH, Farm,
+                           HomeBuilding, moved as _step)
 
 Cell = tuple[int, int]
 
@@ -54,12 +60,9 @@ WALLS = frozenset({"stone", "coal", "iron", "diamond", "tree", "water", OUTSIDE}
 # Stats at or below these send the agent to eat or drink before anything else; it then keeps at it until
 # the stat is at least the second number.
 URGENT, TOPPED_UP = 2, 6
-HUNGER_STEPS = 26  # awake steps a point of food lasts (Player._update_life_stats)
-HUNGRY = 6         # food at which it goes looking for a cow when none is in view
 EAT_AT = 7         # food at which it hunts a cow in view (a cow gives 6; cows are few)
 TIRED = 3          # energy at which it goes to sleep whatever the hour
 EXHAUSTED = 1      # energy at which sleep comes before food and drink
-WOUNDED = 5        # health at which it shelters to heal
 STOCK = {"wood": 5, "stone": 9, "coal": 2, "iron": 2, "diamond": 1}
 UPDATED = 18       # the game updates objects nearer the player than this (2 x the view's size)
 HOME_RANGE = 12    # how far from its home it explores once it has one (its plants grow only while it is near)
@@ -74,6 +77,7 @@ TOOLS = ("wood_pickaxe", "wood_sword", "stone_pickaxe", "stone_sword", "iron_pic
 MINE = {material: info for material, info in data.COLLECT.items() if material not in ("water", "grass")}
 ENEMIES = ("zombie", "skeleton")
 RISK = 8           # what a step into danger costs a route, in steps
+DOOR_STONE = 2     # stone it holds when out of its home: one seals the door, one closes the plants' cell
 SHOT = 5           # a skeleton shoots at a player this near (Skeleton.update)
 
 
@@ -113,6 +117,7 @@ class ScriptedCrafterAgent(HomeBuilding):
         self._farm: Farm | None = None
         self._closing = False                # to fill its home's pocket with stone, leaving it
         self._farm_search_at = -SITE_RETRY   # the step it last looked for a site for its home
+        self._outing_day = 0                 # the day of its last outing from its home (one a day)
 
     # -- what the agent sees and remembers ------------------------------------------------------------
 
@@ -127,6 +132,7 @@ class ScriptedCrafterAgent(HomeBuilding):
         falling = state["daylight"] < self._daylight
         self._rising = state["daylight"] > self._daylight
         self._evening = falling and state["daylight"] < EVENING
+        self._homeward = falling and state["daylight"] < HOMEWARD
         self._night = state["daylight"] < (DUSK if falling else DAWN)
         self._daylight = state["daylight"]
         self._here = (state["x"], state["y"])
@@ -225,11 +231,18 @@ class ScriptedCrafterAgent(HomeBuilding):
         # Food and drink come before the shelter while there is light enough to find them.
         return (self._fight(inv) or self._in_shelter(state, inv) or self._close_home(inv)
                 or (inv["energy"] <= EXHAUSTED and self._shelter(state, inv)) or self._urgent_needs(inv)
-                or (not self._night and self._goal is None and self._build_home(inv))
+                # The stone that seals its home's door behind it, before anything else.
+                or (self._home and not inv["stone"] and self._materials(inv, "stone", DOOR_STONE))
+                or (self._goal is None and self._build_home(inv))
                 or (state["daylight"] >= LIGHT_TO_FORAGE and self._needs(inv))
-                or self._shelter(state, inv) or self._needs(inv) or self._tools(inv)
+                or self._shelter(state, inv) or self._needs(inv)
+                or self._tools(inv)
                 or (inv["wood_sword"] and inv["stone"] >= STOCK["stone"] // 2 and self._sapling(inv))
-                or self._materials(inv) or self._sapling(inv) or self._shelter(state, inv, idle=True)
+                or self._materials(inv) or self._sapling(inv)
+                # All in hand but no site known with water in its wall: it looks further.
+                or (not self._home and self._farm is None and inv["sapling"] >= SAPLINGS and inv["wood_pickaxe"]
+                    and self._explore("look for a home site by water"))
+                or self._shelter(state, inv, idle=True)
                 or self._explore(near_home=True))
 
     def _fight(self, inv: dict) -> Choice | None:
@@ -271,6 +284,8 @@ class ScriptedCrafterAgent(HomeBuilding):
             if water:
                 return self._go(*water[1:], "do", f"drink in my shelter: drink {inv['drink']}/"
                                                   f"{data.MAXIMUM['drink']}, water by the wall")
+        if self._home and self._here in (self._home.first, self._home.second):
+            return self._at_home(state, inv)
         energy, top = inv["energy"], data.MAXIMUM["energy"]
         # Out of food or drink, health drains by 1 in 16 steps at most, slower than zombies at night
         # would take it: at night the agent stays in unless it is about to die of it.
@@ -278,14 +293,13 @@ class ScriptedCrafterAgent(HomeBuilding):
         hungry = (starving and inv["health"] <= WOUNDED - 1) if self._night else min(inv["food"], inv["drink"]) <= 1
         if (energy < top if self._night else energy <= TIRED) and not hungry:
             return Choice("sleep", f"sleep: energy {energy}/{top}, sealed in my shelter")
-        if self._night and not hungry:
+        if (self._night or (self._home and self._homeward)) and not hungry:
             return Choice("noop", f"wait for daylight in my shelter: daylight {state['daylight']:.2f}")
-        if inv["health"] <= WOUNDED + 2 and not hungry:
+        if inv["health"] <= WOUNDED and not hungry:
             return Choice("noop", f"heal in my shelter: health {inv['health']}/{data.MAXIMUM['health']}")
-        near = [kind for cell, kind in self._creatures.items() if kind in ENEMIES
-                and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= SHOT]
+        near = self._enemy_near()
         if near and not hungry:
-            return Choice("noop", f"wait in my shelter: a {near[0]} outside, health {inv['health']}/"
+            return Choice("noop", f"wait in my shelter: a {near} outside, health {inv['health']}/"
                                   f"{data.MAXIMUM['health']}")
         if not self._needy(inv):
             return Choice("noop", f"rest in my shelter: nothing needed, food {inv['food']}/"
@@ -294,13 +308,41 @@ class ScriptedCrafterAgent(HomeBuilding):
         if ripening is not None and inv["drink"] > TOPPED_UP and ripening < (inv["food"] - 1) * HUNGER_STEPS:
             return Choice("noop", f"wait in my shelter for a plant to ripen: about {ripening} steps, "
                                   f"food {inv['food']}/{data.MAXIMUM['food']}")
+        return self._leave(f"food {inv['food']}/{data.MAXIMUM['food']}, drink {inv['drink']}/{data.MAXIMUM['drink']}")
+
+    def _leave(self, why: str) -> Choice | None:
+        """Dig out of the shelter through its door (at its home, closing the plants' cell behind it first)."""
         door = self._door or next((_step(self._here, o) for o in data.MOVES.values()
                                    if self._map.get(_step(self._here, o)) in MINE), None)
         if door is None or abs(door[0] - self._here[0]) + abs(door[1] - self._here[1]) != 1:
             return None
-        why = f"food {inv['food']}/{data.MAXIMUM['food']}, drink {inv['drink']}/{data.MAXIMUM['drink']}"
         self._closing = self._home is not None and self._here == self._home.first
         return self._go(self._here, door, "do", f"leave the shelter: {why}, dig out the door")
+
+    def _wanted_outside(self, inv: dict) -> str | None:
+        """What it would go out of its home for: a tool it has the materials for, or a material it wants
+        that it saw near its home."""
+        for tool in TOOLS:
+            if not inv[tool] and all(inv[k] >= v for k, v in data.MAKE[tool]["uses"].items()):
+                return _named(tool)
+        for material, rule in MINE.items():
+            (item, _), = rule["receive"].items()
+            if inv[item] < STOCK.get(item, 0) and all(inv[k] >= v for k, v in rule["require"].items()) and any(
+                    kind == material and cell not in self._placed and not self._home_wall(cell)
+                    and self._home.near(cell, HOME_RANGE) and not self._by_tunnel(cell)
+                    for cell, kind in self._map.items()):
+                return item
+        return None
+
+    def _enemy_near(self) -> str | None:
+        """A zombie or skeleton in view within a skeleton's shot, if any."""
+        return next((kind for cell, kind in self._creatures.items() if kind in ENEMIES
+                     and abs(cell[0] - self._here[0]) + abs(cell[1] - self._here[1]) <= SHOT), None)
+
+    def _by_tunnel(self, cell: Cell) -> bool:
+        """Whether a cell is within a skeleton's shot of a tunnel: once it has a home, it keeps away."""
+        return any((cell[0] + i, cell[1] + j) in self._tunnels
+                   for i in range(-SHOT, SHOT + 1) for j in range(-SHOT, SHOT + 1) if abs(i) + abs(j) <= SHOT)
 
     def _needy(self, inv: dict) -> bool:
         """Whether the agent should go for food or drink if it can (more before the night)."""
@@ -320,8 +362,9 @@ class ScriptedCrafterAgent(HomeBuilding):
         what it is topping up (a goal kept until the stat is high)."""
         extra = 2 if self._evening else 0
         top = data.MAXIMUM
+        # Once at the water it drinks its fill, urgent or not (a sip would send it back soon).
         drink = self._top_up(inv, "drink", "drink", URGENT if urgent else TOPPED_UP + extra,
-                             0 if urgent else top["drink"], "water", lambda c: self._map.get(c) == "water")
+                             top["drink"], "water", lambda c: self._map.get(c) == "water")
         if drink:
             return drink
         # A cow gives 6 food: it hunts one in view at 6 at most, evening or not.
@@ -368,10 +411,11 @@ class ScriptedCrafterAgent(HomeBuilding):
     def _shelter(self, state: dict, inv: dict, idle: bool = False) -> Choice | None:
         """Go to a shelter (the one it slept in, or a new one) at night, tired or wounded, or to rest
         there when it has nothing to do (out of the zombies' way)."""
-        dark = self._night
         top = data.MAXIMUM
-        if dark:
+        if self._night:
             why = f"dark (daylight {state['daylight']:.2f})"
+        elif self._home and self._homeward:
+            why = f"the light falls (daylight {state['daylight']:.2f})"
         elif inv["energy"] <= TIRED:
             why = f"energy {inv['energy']}/{top['energy']}"
         elif inv["health"] <= WOUNDED:
@@ -496,8 +540,11 @@ class ScriptedCrafterAgent(HomeBuilding):
                 break
             for offset in data.MOVES.values():
                 stones = self._site_cost(door, offset, inv)
-                if stones is not None and (best is None or distance + 4 * stones < best[0]):
-                    best = (distance + 4 * stones, door, offset)
+                if stones is None:
+                    continue
+                cost = distance + 4 * stones
+                if best is None or cost < best[0]:
+                    best = (cost, door, offset)
         return None if best is None else best[1:]
 
     def _stations_near(self, cell: Cell) -> set[str]:
@@ -505,8 +552,10 @@ class ScriptedCrafterAgent(HomeBuilding):
         return {self._map.get((cell[0] + i, cell[1] + j)) for i in (-1, 0, 1) for j in (-1, 0, 1)}
 
     def _tools(self, inv: dict) -> Choice | None:
+        # With a home, it keeps the stone that seals its door.
+        keep = {"stone": DOOR_STONE} if self._home else {}
         wanted = [tool for tool in TOOLS if not inv[tool]
-                  and all(inv[k] >= v for k, v in data.MAKE[tool]["uses"].items())]
+                  and all(inv[k] >= v + keep.get(k, 0) for k, v in data.MAKE[tool]["uses"].items())]
         if not wanted:
             return None
         tool = wanted[0]
@@ -544,19 +593,25 @@ class ScriptedCrafterAgent(HomeBuilding):
                 return Choice(action, f"find free ground to place a {station} on")
         return None
 
-    def _materials(self, inv: dict) -> Choice | None:
+    def _materials(self, inv: dict, only: str | None = None, upto: int = 0) -> Choice | None:
+        """Collect the nearest material it wants (or only the material `only`, up to `upto` of it)."""
         routes_found = []
         for material, rule in MINE.items():
-            (item, _), = rule["receive"].items()
-            if inv[item] >= STOCK.get(item, 0) or any(inv[k] < v for k, v in rule["require"].items()):
+            if only and material != only:
                 continue
-            found = self._nearest_next_to(lambda c, m=material: self._map.get(c) == m and c not in self._placed)
+            (item, _), = rule["receive"].items()
+            wanted = upto if only else STOCK.get(item, 0)
+            if inv[item] >= wanted or any(inv[k] < v for k, v in rule["require"].items()):
+                continue
+            found = self._nearest_next_to(lambda c, m=material: self._map.get(c) == m and c not in self._placed
+                                          and not self._home_wall(c) and not (self._home and self._by_tunnel(c)))
             if found and found[0] <= NEAR:
                 routes_found.append((found[0], material, item, found))
         if not routes_found:
             return None
         distance, material, item, (_, stand, target) = min(routes_found)
-        return self._go(stand, target, "do", f"collect {item}: {item} {inv[item]}/{STOCK[item]} wanted, "
+        wanted = upto if only else STOCK[item]
+        return self._go(stand, target, "do", f"collect {item}: {item} {inv[item]}/{wanted} wanted, "
                                              f"{material} {distance} steps away")
 
     def _explore(self, why: str = "explore: nothing needed in sight", stale: int = STALE,

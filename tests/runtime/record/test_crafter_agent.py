@@ -15,7 +15,8 @@ GOALS = {"fight", "sleep", "asleep", "wait for daylight in my shelter", "heal in
          "collect diamond", "find free ground to place a table on", "find free ground to place a furnace on",
          "collect saplings for my home", "build my home", "close my home behind me", "go home to eat a ripe plant",
          "eat a ripe plant in my shelter", "wait in my shelter for a plant to ripen",
-         "drink in my shelter"}
+         "drink in my shelter", "sleep at home", "wait for daylight at home", "wait at home for a plant to ripen",
+         "rest at home", "wait at home", "leave my home", "look for a home site by water"}
 
 
 def test_every_step_gives_its_goal_and_plan(crafter_recording):
@@ -47,3 +48,26 @@ def test_a_homes_plants_touch_only_its_pocket():
     first_sides = {(farm.first[0] + dx, farm.first[1]) for dx in (1, -1)}
     assert first_sides == set(farm.pocket_walls)
     assert farm.near((10, 20), 12) and not farm.near((10, 21), 12)
+
+
+def _seen(rows: list[list[str]]) -> dict:
+    """A state the recorder would show: the agent in the middle of `rows` in daylight, with what a home needs."""
+    inventory = {"health": 9, "food": 9, "drink": 9, "energy": 9, "sapling": 3, "wood": 5, "stone": 9,
+                 "coal": 0, "iron": 0, "diamond": 0, "wood_pickaxe": 1, "stone_pickaxe": 0, "iron_pickaxe": 0,
+                 "wood_sword": 0, "stone_sword": 0, "iron_sword": 0}
+    return {"x": len(rows[0]) // 2, "y": len(rows) // 2, "facing": "down", "view": {"x": 0, "y": 0, "rows": rows},
+            "creatures": [], "step": 60, "daylight": 1.0, "sleeping": False, "inventory": inventory}
+
+
+def test_a_home_is_built_only_with_water_in_the_pockets_wall():
+    """The agent drinks from inside its home: a site's pocket must have water beside it; with none seen, no site."""
+    dry = [["grass"] * 13 for _ in range(13)]
+    agent = ScriptedCrafterAgent(0)
+    agent._remember(_seen(dry))
+    assert agent._find_farm(_seen(dry)["inventory"]) is None
+    # A shore with a corner: water beside the pocket's first cell, grass beside the second for a plant.
+    lake = [["water" if x >= 10 and y <= 6 else "grass" for x in range(13)] for y in range(13)]
+    agent = ScriptedCrafterAgent(0)
+    agent._remember(_seen(lake))
+    farm = agent._find_farm(_seen(lake)["inventory"])
+    assert farm is not None and "water" in {lake[y][x] for x, y in farm.pocket_walls}
