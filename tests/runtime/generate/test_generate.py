@@ -62,6 +62,18 @@ def checkpoint_set(tmp_path_factory, trace_dirs) -> Path:
     return out
 
 
+HORIZON = 24  # within both episodes (zork1 30 steps, Crafter 196)
+
+
+@pytest.fixture(scope="module")
+def horizon_set(tmp_path_factory, trace_dirs) -> Path:
+    """The set of FAST at --horizon HORIZON, half of it false premises, made once for the tests that
+    read it."""
+    out = tmp_path_factory.mktemp("horizon_set") / "qa.jsonl"
+    generate(out, trace_dirs, "--horizon", str(HORIZON), "--adversarial-ratio", "0.5", *FAST)
+    return out
+
+
 def generate(out: Path, traces, *flags: str) -> list[dict]:
     assert main(["generate", "--traces", *map(str, traces), "--out", str(out), *flags]) == 0
     return read_jsonl(out) if out.suffix == ".jsonl" else pq.read_table(out).to_pylist()
@@ -77,15 +89,25 @@ def summary_of(out: Path) -> dict:
 
 # ---- determinism ----
 
+def copy_of_fast_set(folder: Path, fast_set: Path) -> Path:
+    """The set and summary of `fast_set` in `folder`, as a run with FAST leaves them there."""
+    for made in (fast_set, fast_set.with_name("qa.summary.json")):
+        shutil.copy(made, folder / made.name)
+    return folder / fast_set.name
+
+
 def test_same_inputs_and_seed_give_the_same_bytes_whatever_the_file_order(tmp_path, trace_dirs, fast_set):
-    """(Another seed gives other questions: test_an_output_made_with_other_options_is_not_replaced_without_force.)"""
+    """The run writes over a copy of `fast_set`: a set made with the same options is replaced without
+    --force (another seed gives other questions: test_an_output_made_with_other_options_...)."""
     # The same episodes under other file names, so that they sort the other way round on disk.
     shuffled = tmp_path / "shuffled"
     shuffled.mkdir()
     for name, folder in zip(("z.jsonl", "a.jsonl"), trace_dirs):
         shutil.copy(next(folder.glob("*.jsonl")), shuffled / name)
-    second = tmp_path / "b.jsonl"
+    second = copy_of_fast_set(tmp_path, fast_set)
+    copied = second.stat().st_mtime_ns
     generate(second, [shuffled], *FAST)
+    assert second.stat().st_mtime_ns != copied  # written again
     assert fast_set.read_bytes() == second.read_bytes()
     assert summary_of(fast_set) == summary_of(second)
 
@@ -179,11 +201,9 @@ def test_a_question_whose_text_fails_to_render_is_left_out_with_a_warning(tmp_pa
 
 
 def test_an_output_made_with_other_options_is_not_replaced_without_force(tmp_path, trace_dirs, fast_set, capsys):
-    out = tmp_path / "qa.jsonl"
-    for made in (fast_set, fast_set.with_name("qa.summary.json")):  # as a run with FAST left them here
-        shutil.copy(made, tmp_path / made.name)
+    """(With the same options it is replaced: test_same_inputs_and_seed_give_the_same_bytes_...)"""
+    out = copy_of_fast_set(tmp_path, fast_set)
     first = read_jsonl(out)
-    assert generate(out, trace_dirs, *FAST) == first  # the same options: replaced by the same bytes
     assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
     assert "qa.jsonl was generated with other options (seed 42 -> 7); give --force" in capsys.readouterr().err
     assert read_jsonl(out) == first
@@ -247,10 +267,9 @@ def truncate(trace: Path, steps: int, folder: Path) -> None:
     write_episodes([truncated(TraceEpisode(episode.header, episode.steps), steps)], folder)
 
 
-def test_no_question_touches_a_step_beyond_the_horizon(tmp_path, trace_dirs):
-    horizon = 24  # within both episodes (zork1 30 steps, Crafter 196)
-    records = generate(tmp_path / "qa.jsonl", trace_dirs, "--horizon", str(horizon), "--adversarial-ratio", "0.3",
-                       *FAST)
+def test_no_question_touches_a_step_beyond_the_horizon(tmp_path, trace_dirs, horizon_set):
+    horizon = HORIZON
+    records = read_jsonl(horizon_set)
     assert records and all(r["horizon"] == horizon for r in records)
     assert all(step <= horizon for r in records for step in r["evidence"])
     # The same templates over traces cut to N steps, with every candidate: each question is one of
@@ -353,10 +372,10 @@ def holds(con, e: A.Expr, row: dict, episode: str, bindings: dict):
     raise AssertionError(f"teach this test the condition at line {e.span.line}")
 
 
-def test_every_adversarial_premise_is_false_on_its_trace_within_the_horizon(tmp_path, trace_dirs, trace_db):
-    horizon = 120
-    out = tmp_path / "qa.jsonl"
-    records = generate(out, trace_dirs, "--horizon", str(horizon), "--adversarial-ratio", "0.5", *FAST)
+def test_every_adversarial_premise_is_false_on_its_trace_within_the_horizon(horizon_set, trace_db):
+    """Values that occur after the horizon (most of Crafter's episode) are false premises within it."""
+    horizon, out = HORIZON, horizon_set
+    records = read_jsonl(out)
     adversarial = [r for r in records if r["adversarial"]]
     assert {r["env"] for r in adversarial} == {"crafter", "jericho"}
     library = {c.id: c for c in load_library([STANDARD_LIBRARY]).compiled}
