@@ -6,8 +6,8 @@
 - `crafter_trace_dir`, `jericho_trace_dir`: folders holding one recorded episode each
   (zork1 walkthrough, 30 steps, valid actions included).
 - `trace_db`: an in-memory DuckDB store with both episodes loaded.
-- `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands the
-  parser refuses put in (support/refusals.py).
+- `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands put in
+  that the parser refuses or that change nothing (support/refusals.py).
 """
 
 from __future__ import annotations

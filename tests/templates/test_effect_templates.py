@@ -1,7 +1,8 @@
 """The templates of templates/jericho/effects.qtpl on real episodes: zork1, detective and sorcerer, the
-start of each walkthrough with commands that change nothing put in ("inventory", a word the parser
-does not know), every candidate's answer worked out again from the trace file alone, as a careful
-reader would: the header's `unchanged_steps` and the parser's replies (CONVENTIONS.md, Changes)."""
+start of each walkthrough with commands put in, some of which change nothing ("inventory", a word the
+parser does not know; the session's `refusal_traces`, support/refusals.py), every candidate's answer
+worked out again from the trace file alone, as a careful reader would: the header's `unchanged_steps`
+and the parser's replies (CONVENTIONS.md, Changes)."""
 
 from __future__ import annotations
 
@@ -12,18 +13,11 @@ import pytest
 
 from qtc.dsl.library import load_library
 from qtc.dsl.rejected import parser_refused
-from qtc.runtime.record.agents import WalkthroughAgent
-from qtc.runtime.record.episodes import record_episode
-from qtc.runtime.record.jericho import JerichoSession
 from qtc.runtime.trace.store import open_store
 
-from conftest import rom_path
 from support.handmade import candidates
 from support.paths import TEMPLATES
-
-ROMS = ("zork1.z5", "detective.z5", "sorcerer.z3")
-PUT_IN = ["inventory", "xyzzyq", "inventory"]  # after the fourth command of the walkthrough
-STEPS = 14
+from support.refusals import ROMS
 
 
 def read_trace(path: Path) -> tuple[str, dict[int, tuple[bool, bool]]]:
@@ -35,15 +29,9 @@ def read_trace(path: Path) -> tuple[str, dict[int, tuple[bool, bool]]]:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("effects")
-    for rom in ROMS:
-        session = JerichoSession(rom_path(rom), None, "walkthrough", record_valid_actions=False)
-        walkthrough = session.env.get_walkthrough()
-        record_episode(session, WalkthroughAgent(walkthrough[:4] + PUT_IN + walkthrough[4:STEPS - len(PUT_IN)]),
-                       directory, STEPS)
-    traces = dict(read_trace(path) for path in directory.glob("*.jsonl"))
-    con = open_store(directory)
+def recorded(refusal_traces):
+    traces = dict(read_trace(path) for path in refusal_traces.glob("*.jsonl"))
+    con = open_store(refusal_traces)
     yield con, traces
     con.close()
 
@@ -63,6 +51,7 @@ def test_the_effect_templates_answer_what_the_traces_show(recorded):
         assert r["answer"] == len(idle(r))
     for r in rows["jericho.command_changed_world"]:
         assert r["answer"] == traces[r["episode_id"]][r["p_t"]][1]
-    # "inventory" changed nothing in each of the three games, and the unknown word is refused, not idle.
+    # "inventory" (steps 5 and 7) changed nothing in each of the three games, and the unknown word (step 6)
+    # is refused, not idle.
     for episode, steps in traces.items():
         assert [steps[t] for t in (5, 6, 7)] == [(False, False), (True, False), (False, False)], episode

@@ -53,6 +53,27 @@ def fast_set(tmp_path_factory, trace_dirs) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def checkpoint_set(tmp_path_factory, trace_dirs) -> Path:
+    """The set of FAST asked at the checkpoints 40 and 80 (--horizon 40,80), made once for the tests
+    that read it."""
+    out = tmp_path_factory.mktemp("checkpoint_set") / "qa.jsonl"
+    generate(out, trace_dirs, "--horizon", "40,80", *FAST)
+    return out
+
+
+HORIZON = 24  # within both episodes (zork1 30 steps, Crafter 196)
+
+
+@pytest.fixture(scope="module")
+def horizon_set(tmp_path_factory, trace_dirs) -> Path:
+    """The set of FAST at --horizon HORIZON, half of it false premises, made once for the tests that
+    read it."""
+    out = tmp_path_factory.mktemp("horizon_set") / "qa.jsonl"
+    generate(out, trace_dirs, "--horizon", str(HORIZON), "--adversarial-ratio", "0.5", *FAST)
+    return out
+
+
 def generate(out: Path, traces, *flags: str) -> list[dict]:
     assert main(["generate", "--traces", *map(str, traces), "--out", str(out), *flags]) == 0
     return read_jsonl(out) if out.suffix == ".jsonl" else pq.read_table(out).to_pylist()
@@ -68,20 +89,27 @@ def summary_of(out: Path) -> dict:
 
 # ---- determinism ----
 
-def test_same_inputs_and_seed_give_the_same_bytes_whatever_the_file_order(tmp_path, trace_dirs):
-    first = tmp_path / "a.jsonl"
-    generate(first, trace_dirs, *FAST, "--horizon", "150")
+def copy_of_fast_set(folder: Path, fast_set: Path) -> Path:
+    """The set and summary of `fast_set` in `folder`, as a run with FAST leaves them there."""
+    for made in (fast_set, fast_set.with_name("qa.summary.json")):
+        shutil.copy(made, folder / made.name)
+    return folder / fast_set.name
+
+
+def test_same_inputs_and_seed_give_the_same_bytes_whatever_the_file_order(tmp_path, trace_dirs, fast_set):
+    """The run writes over a copy of `fast_set`: a set made with the same options is replaced without
+    --force (another seed gives other questions: test_an_output_made_with_other_options_...)."""
     # The same episodes under other file names, so that they sort the other way round on disk.
     shuffled = tmp_path / "shuffled"
     shuffled.mkdir()
     for name, folder in zip(("z.jsonl", "a.jsonl"), trace_dirs):
         shutil.copy(next(folder.glob("*.jsonl")), shuffled / name)
-    second = tmp_path / "b.jsonl"
-    generate(second, [shuffled], *FAST, "--horizon", "150")
-    assert first.read_bytes() == second.read_bytes()
-    assert summary_of(first) == summary_of(second)
-    other_seed = generate(tmp_path / "c.jsonl", trace_dirs, *FAST, "--horizon", "150", "--seed", "7")
-    assert {r["id"] for r in other_seed} != {r["id"] for r in read_jsonl(first)}
+    second = copy_of_fast_set(tmp_path, fast_set)
+    copied = second.stat().st_mtime_ns
+    generate(second, [shuffled], *FAST)
+    assert second.stat().st_mtime_ns != copied  # written again
+    assert fast_set.read_bytes() == second.read_bytes()
+    assert summary_of(fast_set) == summary_of(second)
 
 
 def test_parquet_holds_the_same_records_and_is_reproducible(tmp_path, crafter_trace_dir):
@@ -97,15 +125,14 @@ def test_parquet_holds_the_same_records_and_is_reproducible(tmp_path, crafter_tr
 
 # ---- the records ----
 
-def test_sets_with_and_without_a_horizon_have_one_horizon_type(tmp_path, trace_dirs, fast_set):
+def test_sets_with_and_without_a_horizon_have_one_horizon_type(trace_dirs, fast_set, checkpoint_set):
     """`datasets` and pyarrow infer each JSONL file's column types on their own: a whole-episode set
     whose horizon was null could not be read beside a set with a horizon (null against int64)."""
     import pyarrow as pa
     whole = read_jsonl(fast_set)
-    generate(tmp_path / "h.jsonl", trace_dirs, *FAST, "--horizon", "30")
     lengths = dict(open_store(*trace_dirs).execute("SELECT episode_id, n_steps FROM episodes").fetchall())
     assert all(r["horizon"] == lengths[r["episode_id"]] for r in whole)
-    tables = [pa_json.read_json(path) for path in (fast_set, tmp_path / "h.jsonl")]
+    tables = [pa_json.read_json(path) for path in (fast_set, checkpoint_set)]
     assert tables[0].schema.field("horizon").type == tables[1].schema.field("horizon").type == pa.int64()
     assert pa.concat_tables([t.select(["horizon"]) for t in tables]).num_rows == len(whole) + tables[1].num_rows
 
@@ -174,15 +201,14 @@ def test_a_question_whose_text_fails_to_render_is_left_out_with_a_warning(tmp_pa
 
 
 def test_an_output_made_with_other_options_is_not_replaced_without_force(tmp_path, trace_dirs, fast_set, capsys):
-    out = tmp_path / "qa.jsonl"
-    for made in (fast_set, fast_set.with_name("qa.summary.json")):  # as a run with FAST left them here
-        shutil.copy(made, tmp_path / made.name)
+    """(With the same options it is replaced: test_same_inputs_and_seed_give_the_same_bytes_...)"""
+    out = copy_of_fast_set(tmp_path, fast_set)
     first = read_jsonl(out)
-    assert generate(out, trace_dirs, *FAST) == first  # the same options: replaced by the same bytes
     assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
     assert "qa.jsonl was generated with other options (seed 42 -> 7); give --force" in capsys.readouterr().err
     assert read_jsonl(out) == first
-    assert generate(out, trace_dirs, *FAST, "--seed", "7", "--force") != first
+    other_seed = generate(out, trace_dirs, *FAST, "--seed", "7", "--force")
+    assert {r["id"] for r in other_seed} != {r["id"] for r in first}  # another seed asks other questions
     (tmp_path / "qa.summary.json").unlink()  # as a run killed between the set and its summary leaves it
     assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
     assert "has no readable summary beside it" in capsys.readouterr().err
@@ -241,10 +267,9 @@ def truncate(trace: Path, steps: int, folder: Path) -> None:
     write_episodes([truncated(TraceEpisode(episode.header, episode.steps), steps)], folder)
 
 
-def test_no_question_touches_a_step_beyond_the_horizon(tmp_path, trace_dirs):
-    horizon = 24  # within both episodes (zork1 30 steps, Crafter 196)
-    records = generate(tmp_path / "qa.jsonl", trace_dirs, "--horizon", str(horizon), "--adversarial-ratio", "0.3",
-                       *FAST)
+def test_no_question_touches_a_step_beyond_the_horizon(tmp_path, trace_dirs, horizon_set):
+    horizon = HORIZON
+    records = read_jsonl(horizon_set)
     assert records and all(r["horizon"] == horizon for r in records)
     assert all(step <= horizon for r in records for step in r["evidence"])
     # The same templates over traces cut to N steps, with every candidate: each question is one of
@@ -347,10 +372,10 @@ def holds(con, e: A.Expr, row: dict, episode: str, bindings: dict):
     raise AssertionError(f"teach this test the condition at line {e.span.line}")
 
 
-def test_every_adversarial_premise_is_false_on_its_trace_within_the_horizon(tmp_path, trace_dirs, trace_db):
-    horizon = 120
-    out = tmp_path / "qa.jsonl"
-    records = generate(out, trace_dirs, "--horizon", str(horizon), "--adversarial-ratio", "0.5", *FAST)
+def test_every_adversarial_premise_is_false_on_its_trace_within_the_horizon(horizon_set, trace_db):
+    """Values that occur after the horizon (most of Crafter's episode) are false premises within it."""
+    horizon, out = HORIZON, horizon_set
+    records = read_jsonl(out)
     adversarial = [r for r in records if r["adversarial"]]
     assert {r["env"] for r in adversarial} == {"crafter", "jericho"}
     library = {c.id: c for c in load_library([STANDARD_LIBRARY]).compiled}
@@ -488,18 +513,17 @@ def test_bad_templates_and_traces_are_user_errors(tmp_path, crafter_trace_dir, c
     assert not (tmp_path / "qa.jsonl").exists()
 
 
-def test_checkpoint_horizons_make_one_set_with_the_horizon_in_each_id(tmp_path, trace_dirs):
+def test_checkpoint_horizons_make_one_set_with_the_horizon_in_each_id(tmp_path, trace_dirs, checkpoint_set):
     """--horizon 40,80: the set asked at each checkpoint, in one file; a question's id holds its horizon
     (its answer may differ between them); a question can say what it looks back over."""
-    out = tmp_path / "qa.jsonl"
-    records = generate(out, trace_dirs, "--horizon", "40,80", *FAST)
+    records = read_jsonl(checkpoint_set)
     assert {r["horizon"] for r in records} == {40, 80}
     assert len({r["id"] for r in records}) == len(records)
     assert all(max(r["evidence"], default=0) <= r["horizon"] for r in records)
     attacks = [r for r in records if r["template_id"] == "crafter.attack_count"]
     assert all(r["question"].startswith(f"Up to step {r['horizon']}, how many") for r in attacks)
-    summary = summary_of(out)
+    summary = summary_of(checkpoint_set)
     assert summary["horizons"] == [40, 80] and [c["options"]["horizon"] for c in summary["checkpoints"]] == [40, 80]
     for bad in ("80,40", "40,x"):
         with pytest.raises(SystemExit):
-            main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), "--horizon", bad])
+            main(["generate", "--traces", *map(str, trace_dirs), "--out", str(tmp_path / "qa.jsonl"), "--horizon", bad])
