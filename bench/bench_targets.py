@@ -5,9 +5,9 @@
 - generate / load: `qtc generate` (whole standard library, default options) against `qtc load` of the
   same trace files into a database, each a fresh process, taken in turn round by round; the minimum
   of the rounds of each, and their ratio.
-- one long episode: `qtc generate` on one Crafter episode of --steps steps (the recorded Crafter
-  episodes' steps one after another, renumbered: bench/compiler_worker.py), saved as a database
-  first; its time and its peak memory (the child's maximum resident set).
+- one long episode: `qtc generate` on one Crafter episode of --steps steps, the scripted agent's (the
+  first of seeds 0-19 that lives that long, recorded into out/bench/long/ once); its time and its peak
+  memory (the child's maximum resident set).
 - compile: parse, check and compile of the whole standard library in this process, first call and
   the best of the next five.
 
@@ -18,6 +18,7 @@ them if they are missing. Reports only; nothing here is a test.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import resource
@@ -28,7 +29,9 @@ import time
 from pathlib import Path
 
 from bench_compiler import ROOT, record
-from compiler_worker import long_episode
+
+from qtc.commands import play
+from qtc.commands.demo import run_command
 
 QTC = [sys.executable, "-m", "qtc.cli"]
 
@@ -55,16 +58,24 @@ def generate_over_load(traces: list[Path], folder: Path, rounds: int) -> None:
           f"generate/load {best['generate'] / best['load']:.2f}", flush=True)
 
 
-def long_episode_run(traces: list[Path], steps: int, folder: Path) -> None:
-    database = folder / f"long{steps}.duckdb"
-    con = long_episode([str(t) for t in traces], steps)
-    con.execute(f"ATTACH '{database}' AS long_file")
-    con.execute("COPY FROM DATABASE memory TO long_file")
-    con.close()
-    seconds, peak = timed([*QTC, "generate", "--traces", str(database), "--out", str(folder / "long.jsonl"),
-                           "--quiet"])
-    print(f"one Crafter episode of {steps} steps: generate {seconds:.1f} s, peak memory {peak / 2**30:.2f} GB",
-          flush=True)
+def surviving_episode(steps: int, folder: Path) -> Path:
+    """The trace of the first of the scripted agent's seeds 0-19 that lives `steps` steps."""
+    for seed in range(20):
+        out = folder / f"seed{seed}-{steps}"
+        run_command(play, ["crafter", "--agent", "scripted", "--seed", str(seed), "--max-steps", str(steps),
+                           "--out", str(out), "--quiet"])
+        trace = next(out.glob("*.jsonl"))
+        with trace.open(encoding="utf-8") as lines:
+            if json.loads(lines.readline())["n_steps"] == steps:
+                return trace
+    raise SystemExit(f"none of the scripted agent's seeds 0-19 lives {steps} steps")
+
+
+def long_episode_run(steps: int, folder: Path) -> None:
+    trace = surviving_episode(steps, ROOT / "out" / "bench" / "long")
+    seconds, peak = timed([*QTC, "generate", "--traces", str(trace), "--out", str(folder / "long.jsonl"), "--quiet"])
+    print(f"one Crafter episode of {steps} steps ({trace.name}): generate {seconds:.1f} s, "
+          f"peak memory {peak / 2**30:.2f} GB", flush=True)
 
 
 def compile_library() -> None:
@@ -92,8 +103,7 @@ def main() -> int:
     compile_library()
     with tempfile.TemporaryDirectory() as tmp:
         generate_over_load(traces, Path(tmp), args.rounds)
-        crafter = [t for t in traces if "crafter" in str(t)] or traces
-        long_episode_run(crafter, args.steps, Path(tmp))
+        long_episode_run(args.steps, Path(tmp))
     return 0
 
 

@@ -26,6 +26,10 @@ def test_the_correlation_check_can_fail(trace_db):
                       "FROM episodes e")
     assert correlated(trace_db, correlated_sql)
     assert correlated(trace_db, "SELECT * FROM episodes e, LATERAL (SELECT e.episode_id AS x) d")
+    # A derived table DuckDB joins laterally unasked: the text looks uncorrelated, only the plan tells.
+    implicit = ("SELECT * FROM episodes e JOIN (SELECT count(*) AS n FROM crafter_steps s "
+                "WHERE s.episode_id = e.episode_id) d ON true")
+    assert correlated(trace_db, implicit) == ["a dependent (delim) join in DuckDB's plan"]
 
 
 def test_explain_shows_the_components_and_the_window_frame():
