@@ -6,7 +6,9 @@ as the spatial primitives do, that makes a store's time grow with the square of 
 holds each episode's rows together (qtc load appends them trace by trace), so the rows of an episode lie
 within one range of row ids, which DuckDB turns into row groups skipped; each table's ranges are read once
 (one pass, grouped by episode). The episode filter stays beside the range, so rows of other episodes
-inside it are never read as this one's: the range decides speed, never answers.
+inside it are never read as this one's: the range decides speed, never answers. A view (a Parquet corpus
+read in place, its files partitioned by episode, so that the filter alone reads one episode's files) has
+no row ids and is filtered by the episode alone.
 
 The ranges are those of the tables when first read: an EpisodeRows serves a store that does not change
 while it is used (a generation run, a page built).
@@ -25,25 +27,32 @@ class EpisodeRows:
 
     def __init__(self, cursor: duckdb.DuckDBPyConnection):
         self.cursor = cursor
-        self._ranges: dict[str, dict[str, tuple[int, int]]] = {}
+        self._ranges: dict[str, dict[str, tuple[int, int]] | None] = {}
 
     def has(self, table: str, episode: str) -> bool:
         """Whether `table` has rows of `episode`."""
-        return episode in self._table_ranges(table)
+        return bool(self.execute(f"SELECT 1 FROM {{{table}}} LIMIT 1", episode).fetchall())
 
     def execute(self, sql: str, episode: str, **parameters) -> duckdb.DuckDBPyConnection:
         """The cursor, having run `sql` with each `{table}` replaced by the episode's rows of that table,
         `$episode` and the named `parameters` bound."""
-        tables = {name for _, name, _, _ in string.Formatter().parse(sql) if name}
-        bound = {"episode": episode, **parameters}
-        for number, table in enumerate(sorted(tables)):
-            bound[f"first{number}"], bound[f"last{number}"] = self._table_ranges(table).get(episode, (0, -1))
-        sources = {table: f"(SELECT * FROM {table} WHERE rowid BETWEEN $first{number} AND $last{number} "
-                          "AND episode_id = $episode)" for number, table in enumerate(sorted(tables))}
+        bound, sources = {"episode": episode, **parameters}, {}
+        for number, table in enumerate(sorted({name for _, name, _, _ in string.Formatter().parse(sql) if name})):
+            ranges = self._table_ranges(table)
+            if ranges is None:
+                sources[table] = f"(SELECT * FROM {table} WHERE episode_id = $episode)"
+                continue
+            bound[f"first{number}"], bound[f"last{number}"] = ranges.get(episode, (0, -1))
+            sources[table] = (f"(SELECT * FROM {table} WHERE rowid BETWEEN $first{number} AND $last{number} "
+                              "AND episode_id = $episode)")
         return self.cursor.execute(sql.format(**sources), bound)
 
-    def _table_ranges(self, table: str) -> dict[str, tuple[int, int]]:
+    def _table_ranges(self, table: str) -> dict[str, tuple[int, int]] | None:
+        """Each episode's first and last row id in `table`; None for a view."""
         if table not in self._ranges:
+            is_table = self.cursor.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                                           [table]).fetchone()[0]
             self._ranges[table] = {episode: (first, last) for episode, first, last in self.cursor.execute(
-                f"SELECT episode_id, min(rowid), max(rowid) FROM {table} GROUP BY episode_id").fetchall()}
+                f"SELECT episode_id, min(rowid), max(rowid) FROM {table} GROUP BY episode_id").fetchall()
+            } if is_table else None
         return self._ranges[table]

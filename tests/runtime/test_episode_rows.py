@@ -26,6 +26,15 @@ def test_interleaved_episodes_read_only_their_own_rows():
     assert rows.has("u", "b") and not rows.has("u", "z")
 
 
+def test_a_view_has_no_row_ids_and_is_filtered_by_the_episode():
+    """As a Parquet corpus read in place is: its tables are views."""
+    con = duckdb.connect()
+    con.execute("CREATE VIEW v AS SELECT * FROM (VALUES ('a', 1), ('b', 1), ('a', 2)) t(episode_id, step)")
+    rows = EpisodeRows(con.cursor())
+    assert rows.execute("SELECT step FROM {v} ORDER BY step", "a").fetchall() == [(1,), (2,)]
+    assert rows.has("v", "b") and not rows.has("v", "z")
+
+
 def test_every_episode_of_a_store_reads_as_its_filter_does(trace_db):
     rows = EpisodeRows(trace_db.cursor())
     episodes = [e for (e,) in trace_db.execute("SELECT episode_id FROM episodes").fetchall()]
