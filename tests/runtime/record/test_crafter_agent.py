@@ -71,3 +71,29 @@ def test_a_home_is_built_only_with_water_in_the_pockets_wall():
     agent._remember(_seen(lake))
     farm = agent._find_farm(_seen(lake)["inventory"])
     assert farm is not None and "water" in {lake[y][x] for x, y in farm.pocket_walls}
+
+
+def test_a_shelter_with_no_stone_in_hand_is_dug_before_it_is_walled():
+    """Stone to mine in the pocket pays for its walls: with none in hand the agent digs first, rather than
+    try to place stone it does not have (it once stood all night placing nothing)."""
+    rows = [["grass"] * 13 for _ in range(13)]
+    for x, y in ((8, 6), (9, 6), (10, 6), (8, 7), (9, 7), (9, 5)):  # a pocket short of one side wall
+        rows[y][x] = "stone"
+    state = _seen(rows)
+    state["inventory"]["stone"] = 0
+    agent = ScriptedCrafterAgent(0)
+    agent._remember(state)
+    choice = agent._go_shelter("dark", state["inventory"])
+    assert choice is not None and "wall the pocket" not in choice.reason
+
+
+def test_a_night_shelter_is_never_dug_into_its_homes_walls():
+    """Mining a fence of its home for a shelter would open a plant to the creatures outside."""
+    rows = [["stone" if x >= 8 else "grass" for x in range(13)] for y in range(13)]
+    state = _seen(rows)
+    agent = ScriptedCrafterAgent(0)
+    agent._remember(state)
+    assert agent._site_cost((7, 7), (1, 0), state["inventory"]) is not None
+    agent._home = Farm(door=(10, 9), inward=(0, -1))  # (8, 7) fences its plant at (9, 7)
+    assert (8, 7) in agent._home.fences
+    assert agent._site_cost((7, 7), (1, 0), state["inventory"]) is None
