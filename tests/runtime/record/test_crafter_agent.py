@@ -97,3 +97,19 @@ def test_a_night_shelter_is_never_dug_into_its_homes_walls():
     agent._home = Farm(door=(10, 9), inward=(0, -1))  # (8, 7) fences its plant at (9, 7)
     assert (8, 7) in agent._home.fences
     assert agent._site_cost((7, 7), (1, 0), state["inventory"]) is None
+
+
+def test_out_of_food_at_home_it_goes_out_past_a_zombie():
+    """With no plant left to wait for and no food, waiting for a zombie to leave only starves it."""
+    farm = Farm(door=(6, 8), inward=(0, -1))  # the agent stands in its pocket's inner cell, (6, 6)
+    rows = [["grass"] * 13 for _ in range(13)]
+    for x, y in (farm.door, *farm.fences, farm.pocket_walls[0]):
+        rows[y][x] = "stone"
+    x, y = farm.pocket_walls[1]
+    rows[y][x] = "water"
+    state = _seen(rows)
+    state["creatures"] = [{"creature": "zombie", "x": 9, "y": 6, "health": 5}]
+    state["inventory"]["food"] = 0
+    agent = ScriptedCrafterAgent(0)
+    agent._home = farm  # its plants all lost
+    assert agent.choose(state).reason.startswith("leave my home: food 0/9, no plant")
