@@ -166,8 +166,10 @@ class ScriptedCrafterAgent(HomeBuilding):
 
     def _wall(self, cell: Cell) -> bool:
         """Whether a cell stops zombies and arrows: a wall material, or a plant of its own (an object there
-        keeps creatures out; an arrow hitting it stops)."""
-        return (self._map.get(cell) in WALLS and cell not in self._creatures) or cell in self._plants
+        keeps creatures out; an arrow hitting it stops). A plant's cell of its home stays one when the plant
+        is lost: fenced all round but for the pocket, it opens to nothing (else the home is no shelter)."""
+        return ((self._map.get(cell) in WALLS and cell not in self._creatures) or cell in self._plants
+                or (self._home is not None and cell in self._home.plants))
 
     def _fenced(self, cell: Cell) -> bool:
         """Whether no creature can step on a cell: a known cell that is not ground, or one of its plants."""
@@ -454,6 +456,8 @@ class ScriptedCrafterAgent(HomeBuilding):
         if self._here not in (first, second):
             for wall, stand, offset in self._side_walls(door, inward):
                 if stand is not None:
+                    if not inv["stone"]:
+                        break  # none in hand: it digs the pocket first, for the stone it gives
                     return self._place_from((stand, offset), "place_stone", f"shelter: {why}, wall the pocket")
         if self._here == second:
             if self._facing == inward and self._walkable(_step(second, inward)):
@@ -520,10 +524,13 @@ class ScriptedCrafterAgent(HomeBuilding):
         first = _step(door, inward)
         second = _step(first, inward)
         end = _step(second, inward)
+        # A creature in its home's pocket is fought on the way in: seen from some cells only, it would
+        # otherwise turn the agent back and forth.
+        home = self._home is not None and (door, inward) == (self._home.door, self._home.inward)
         for cell in (first, second):
-            if not (self._walkable(cell) or cell == self._here
-                    or (self._map.get(cell) == "stone" and inv["wood_pickaxe"])):
-                return None
+            if not (self._walkable(cell) or cell == self._here or (home and self._map.get(cell) in data.WALKABLE)
+                    or (self._map.get(cell) == "stone" and inv["wood_pickaxe"] and not self._home_wall(cell))):
+                return None  # a night shelter dug into its home's wall would open the plants to creatures
         if not self._wall(end) and not self._walkable(end):
             return None
         sides = list(self._side_walls(door, inward))

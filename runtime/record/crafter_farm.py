@@ -134,7 +134,8 @@ class HomeBuilding:
               and food >= HUNGRY - 2 and inv["drink"] >= top["drink"] - 1 and energy > top["energy"] // 2):
             wanted = self._wanted_outside(inv)
             why = wanted and f"an outing in daylight for {wanted}"
-        enemy = why and self._enemy_near()
+        # Out of food, it goes out past a zombie or a skeleton rather than starve waiting for it to leave.
+        enemy = why and food > 0 and self._enemy_near()
         if enemy:
             return Choice("noop", f"wait at home: a {enemy} outside, {why}")
         if why:

@@ -71,3 +71,45 @@ def test_a_home_is_built_only_with_water_in_the_pockets_wall():
     agent._remember(_seen(lake))
     farm = agent._find_farm(_seen(lake)["inventory"])
     assert farm is not None and "water" in {lake[y][x] for x, y in farm.pocket_walls}
+
+
+def test_a_shelter_with_no_stone_in_hand_is_dug_before_it_is_walled():
+    """Stone to mine in the pocket pays for its walls: with none in hand the agent digs first, rather than
+    try to place stone it does not have (it once stood all night placing nothing)."""
+    rows = [["grass"] * 13 for _ in range(13)]
+    for x, y in ((8, 6), (9, 6), (10, 6), (8, 7), (9, 7), (9, 5)):  # a pocket short of one side wall
+        rows[y][x] = "stone"
+    state = _seen(rows)
+    state["inventory"]["stone"] = 0
+    agent = ScriptedCrafterAgent(0)
+    agent._remember(state)
+    choice = agent._go_shelter("dark", state["inventory"])
+    assert choice is not None and "wall the pocket" not in choice.reason
+
+
+def test_a_night_shelter_is_never_dug_into_its_homes_walls():
+    """Mining a fence of its home for a shelter would open a plant to the creatures outside."""
+    rows = [["stone" if x >= 8 else "grass" for x in range(13)] for y in range(13)]
+    state = _seen(rows)
+    agent = ScriptedCrafterAgent(0)
+    agent._remember(state)
+    assert agent._site_cost((7, 7), (1, 0), state["inventory"]) is not None
+    agent._home = Farm(door=(10, 9), inward=(0, -1))  # (8, 7) fences its plant at (9, 7)
+    assert (8, 7) in agent._home.fences
+    assert agent._site_cost((7, 7), (1, 0), state["inventory"]) is None
+
+
+def test_out_of_food_at_home_it_goes_out_past_a_zombie():
+    """With no plant left to wait for and no food, waiting for a zombie to leave only starves it."""
+    farm = Farm(door=(6, 8), inward=(0, -1))  # the agent stands in its pocket's inner cell, (6, 6)
+    rows = [["grass"] * 13 for _ in range(13)]
+    for x, y in (farm.door, *farm.fences, farm.pocket_walls[0]):
+        rows[y][x] = "stone"
+    x, y = farm.pocket_walls[1]
+    rows[y][x] = "water"
+    state = _seen(rows)
+    state["creatures"] = [{"creature": "zombie", "x": 9, "y": 6, "health": 5}]
+    state["inventory"]["food"] = 0
+    agent = ScriptedCrafterAgent(0)
+    agent._home = farm  # its plants all lost
+    assert agent.choose(state).reason.startswith("leave my home: food 0/9, no plant")
