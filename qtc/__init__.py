@@ -7,4 +7,4 @@ runtime, one subpackage per stage of the workflow (record, trace, spatial, gener
 (`qtc.errors`) and atomic file writes (`qtc.files`). docs/architecture.md draws the stages.
 """
 
-__version__ = "0.5.0"
+__version__ = "0.5.1"
