@@ -36,15 +36,13 @@ from qtc.runtime.spatial import udf
 from qtc.runtime.trace.store import load_traces
 
 
-def connect(module, database: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(str(database), read_only=True, config={"threads": 1})
-    module.register_primitives(con)
-    return con
+def connect(database: Path) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(str(database), read_only=True, config={"threads": 1})
 
 
 def load_every_episode(module, database: Path) -> float:
     """Seconds to load the spatial state of every episode of the store, each once."""
-    con = connect(module, database)
+    con = connect(database)
     data = module.SpatialData(con)
     episodes = [e for (e,) in con.execute("SELECT episode_id FROM episodes ORDER BY episode_id").fetchall()]
     start = time.perf_counter()
@@ -56,7 +54,8 @@ def load_every_episode(module, database: Path) -> float:
 
 
 def run_template(module, database: Path, sql: str) -> tuple[float, list]:
-    con = connect(module, database)
+    con = connect(database)
+    module.register_primitives(con)
     start = time.perf_counter()
     rows = con.execute(sql).fetchall()
     seconds = time.perf_counter() - start
@@ -67,7 +66,7 @@ def run_template(module, database: Path, sql: str) -> tuple[float, list]:
 def render_every_log(module, database: Path, store_reader) -> tuple[float, list[str]]:
     """Seconds to render each episode's last 20 steps, and the logs; `store_reader` makes what the
     module's render_context reads from out of the connection."""
-    con = duckdb.connect(str(database), read_only=True, config={"threads": 1})
+    con = connect(database)
     episodes = con.execute("SELECT episode_id, n_steps FROM episodes ORDER BY episode_id").fetchall()
     start = time.perf_counter()
     reader = store_reader(con)

@@ -18,7 +18,6 @@ them if they are missing. Reports only; nothing here is a test.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import resource
@@ -32,6 +31,7 @@ from bench_compiler import ROOT, record
 
 from qtc.commands import play
 from qtc.commands.demo import run_command
+from qtc.runtime.trace.format import read_header
 
 QTC = [sys.executable, "-m", "qtc.cli"]
 
@@ -65,9 +65,8 @@ def surviving_episode(steps: int, folder: Path) -> Path:
         run_command(play, ["crafter", "--agent", "scripted", "--seed", str(seed), "--max-steps", str(steps),
                            "--out", str(out), "--quiet"])
         trace = next(out.glob("*.jsonl"))
-        with trace.open(encoding="utf-8") as lines:
-            if json.loads(lines.readline())["n_steps"] == steps:
-                return trace
+        if read_header(trace)["n_steps"] == steps:
+            return trace
     raise SystemExit(f"none of the scripted agent's seeds 0-19 lives {steps} steps")
 
 

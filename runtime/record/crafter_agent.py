@@ -40,8 +40,8 @@ import random
 from qtc.dsl import crafter_data as data
 
 from .choice import Choice
-from .crafter_farm import (HOMEWARD, HUNGER_STEPS, HUNGRY, WOUNDED, PLANT_FOOD, RIPE, SAPLINGS, SITE_RETRY, SITE_SEARCH, Farm,
-                           HomeBuilding, moved as _step)
+from .crafter_farm import (HOMEWARD, HUNGER_STEPS, HUNGRY, PLANT_FOOD, RIPE, SAPLINGS, SITE_RETRY, SITE_SEARCH, WOUNDED,
+                           Farm, HomeBuilding, moved as _step)
 
 Cell = tuple[int, int]
 

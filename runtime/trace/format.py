@@ -210,11 +210,16 @@ def _check_header(header: dict, where: str) -> str:
     return env
 
 
+def _check_step(step: int, n_steps: int, where: str, field: str) -> None:
+    """A step a header field names is one of the episode's."""
+    if not 1 <= step <= n_steps:
+        raise UserError(f"{where}: field '{field}': {step} is not a step of the episode (1..{n_steps})")
+
+
 def _check_unchanged(steps: list[int], n_steps: int, where: str) -> None:
     """The steps that changed nothing are steps of the episode, each once, in order."""
     for i, step in enumerate(steps):
-        if not 1 <= step <= n_steps:
-            raise UserError(f"{where}: field 'unchanged_steps[{i}]': {step} is not a step of the episode (1..{n_steps})")
+        _check_step(step, n_steps, where, f"unchanged_steps[{i}]")
         if i and step <= steps[i - 1]:
             raise UserError(f"{where}: field 'unchanged_steps[{i}]': {step} does not follow {steps[i - 1]} "
                             "(steps are listed once, in order)")
@@ -233,8 +238,7 @@ def _check_objects(objects: dict, n_steps: int, where: str) -> None:
     moved: set[tuple[int, int]] = set()
     for i, move in enumerate(objects["moves"]):
         field = f"objects.moves[{i}]"
-        if not 1 <= move["step"] <= n_steps:
-            raise UserError(f"{where}: field '{field}.step': {move['step']} is not a step of the episode (1..{n_steps})")
+        _check_step(move["step"], n_steps, where, f"{field}.step")
         if move["object"] not in known:
             raise UserError(f"{where}: field '{field}.object': object {move['object']} is not in the tree")
         if (move["step"], move["object"]) in moved:

@@ -36,8 +36,8 @@ from qtc.runtime.spatial.udf import register_primitives
 from .consistency import check_consistency
 from .crafter_rules import RULES, register_rules, rule_columns, rule_rows_sql, rule_tables
 from . import events
-from .frames import find_frames, record_frames
 from .changes import with_changed
+from .frames import find_frames, record_frames
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
 from .parquet import attach_corpus, is_corpus
 from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
