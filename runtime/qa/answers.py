@@ -19,6 +19,7 @@ ANSWER_SPEC = {
     "request": "str", "batch_size": "int", "usage": {"prompt_tokens": "int", "completion_tokens": "int"},
     "seconds": "float", "context_tokens": ("null", "int"),
     "earlier_requests": ("list", {"request": "str", "prompt_tokens": "int", "completion_tokens": "int"}),
+    "retrieved_steps": ("null", ("list", "int")),
 }
 
 
@@ -37,6 +38,14 @@ class Answer:
     # The requests whose reply did not answer it before it was asked alone (a batch it was asked in): their
     # tokens were spent too. Each is {request, prompt_tokens, completion_tokens}; empty in older files.
     earlier_requests: list[dict] = field(default_factory=list)
+    # The steps a memory provider retrieved for this question, in its ranking order (evidence recall@k);
+    # None where the run had no provider that returns steps, and in older files.
+    retrieved_steps: list[int] | None = None
+
+    @property
+    def failed(self) -> bool:
+        """No answer was had: the request, the reply or the memory provider failed (`error` says why)."""
+        return self.error is not None and not self.prediction
 
     def record(self) -> dict:
         return asdict(self)
@@ -68,6 +77,7 @@ def read_answers(path: Path, *, repair: bool = False) -> AnswerSet:
     for where, record in contents.records:
         record.setdefault("context_tokens", None)  # files written before the field existed
         record.setdefault("earlier_requests", [])
+        record.setdefault("retrieved_steps", None)
         _check(record, ANSWER_SPEC, where, "")
         answer = Answer(**{f.name: record[f.name] for f in fields(Answer)})
         if result.model is None:
