@@ -16,6 +16,8 @@ skipped, so a rerun resumes.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import re
 import tempfile
@@ -28,18 +30,25 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from qtc.dsl import crafter_data
 from qtc.errors import UserError
-from qtc.runtime.trace.format import episode_id, episode_path, is_complete, read_header
+from qtc.runtime.trace.format import episode_id, episode_path, is_complete
 from qtc.runtime.trace.frames import frames_path, remove_frames
 
 from .choice import Choice
+from .crafter_despawns import Despawn, DespawnChoices
 from .emembench import FRAMES_FOLDER, JERICHO_DEFAULT_SEED, EmembenchLog, frame_name, read_log
 from .episodes import RecordingCrashed, record_episode
 
 SHOWN = 80  # characters of a differing value shown in a message
+# Replays tried for one Crafter log, each despawning other creatures, before its divergence is reported.
+MAX_REPLAYS = 64
 
 
 class Divergence(UserError):
-    """The game and the log disagree at a step."""
+    """The game and the log disagree at `step`."""
+
+    def __init__(self, message: str, step: int):
+        super().__init__(message)
+        self.step = step
 
 
 class ReplayAgent:
@@ -120,7 +129,13 @@ def _shown(value) -> str:
 def _same(log: EmembenchLog, index: int, name: str, logged, played) -> None:
     if logged != played:
         raise Divergence(f"{log.where(index)}: step {index + 1}: field '{name}' differs from the game's: "
-                         f"the log has {_shown(logged)}, the game {_shown(played)}")
+                         f"the log has {_shown(logged)}, the game {_shown(played)}", index + 1)
+
+
+def _not_ended(log: EmembenchLog, index: int, done: bool) -> None:
+    if done and index + 1 < len(log.rows):
+        raise Divergence(f"{log.where(index + 1)}: step {index + 2}: the game ended at step {index + 1}, the log "
+                         f"goes on to step {len(log.rows)}", index + 1)
 
 
 def _screen(path: Path) -> np.ndarray:
@@ -138,73 +153,131 @@ def _same_screen(log: EmembenchLog, index: int, folder: Path, name: str, played:
         raise UserError(f"{where}: field 'frame': {path} not found (the run's other frames are there)")
     if not np.array_equal(_screen(path), played):
         step = f"step {index + 1}: the screen after it" if index >= 0 else "the screen at reset"
-        raise Divergence(f"{where}: {step} differs from the game's ({path})")
+        raise Divergence(f"{where}: {step} differs from the game's ({path})", index + 1)
 
 
-def _checker(item: Planned) -> Callable[[object, dict], None]:
-    """The on_step hook that holds the game to the log after each step."""
+def _check_jericho(item: Planned, session, record: dict) -> None:
+    """The on_step hook that holds Jericho to the log after each step."""
+    log, index = item.log, record["step"] - 1
+    row = log.rows[index]
+    _same(log, index, "observation", row["observation"], record["obs_before"])
+    _same(log, index, "env_feedback.text", row["env_feedback"]["text"], record["obs_after"])
+    _same(log, index, "env_feedback.reward", row["env_feedback"]["reward"], record["reward"])
+    _same(log, index, "env_feedback.done", row["env_feedback"]["done"], record["done"])
+    _not_ended(log, index, record["done"])
+
+
+def _check_crafter(item: Planned, index: int, player, reward: float, done: bool, frame: np.ndarray) -> None:
+    """Crafter after step index + 1 against the log: what its step info logged, and the screen."""
     log = item.log
+    row, info = log.rows[index], log.rows[index]["info"]
+    _same(log, index, "info.player_pos", info["player_pos"], [int(player.pos[0]), int(player.pos[1])])
+    _same(log, index, "info.inventory", info["inventory"], dict(player.inventory))
+    _same(log, index, "info.achievements", info["achievements"], dict(player.achievements))
+    _same(log, index, "reward", row["reward"], reward)
+    if row["done"] and not done:  # the game may end at the run's step limit without the log saying so
+        _same(log, index, "done", row["done"], done)
+    if item.frames:
+        _same_screen(log, index, item.frames, row["frame"], frame)
+    _not_ended(log, index, done)
 
-    def jericho(session, record: dict) -> None:
-        index = record["step"] - 1
-        row = log.rows[index]
-        _same(log, index, "observation", row["observation"], record["obs_before"])
-        _same(log, index, "env_feedback.text", row["env_feedback"]["text"], record["obs_after"])
-        _same(log, index, "env_feedback.reward", row["env_feedback"]["reward"], record["reward"])
-        _same(log, index, "env_feedback.done", row["env_feedback"]["done"], record["done"])
 
-    def crafter(session, record: dict) -> None:
-        index = record["step"] - 1
-        row, info = log.rows[index], log.rows[index]["info"]
-        _same(log, index, "info.player_pos", info["player_pos"], [record["x_after"], record["y_after"]])
-        _same(log, index, "info.inventory", info["inventory"], dict(session.player.inventory))
-        _same(log, index, "info.achievements", info["achievements"], dict(session.player.achievements))
-        _same(log, index, "reward", row["reward"], record["reward"])
-        if row["done"] and not record["done"]:  # the game may end at the run's step limit without the log saying so
-            _same(log, index, "done", row["done"], record["done"])
-        if item.frames:
-            _same_screen(log, index, item.frames, row["frame"], session.state["frame"])
+def _replay_crafter(item: Planned, pristine, choices: dict[int, int]) -> tuple[Divergence | None, list[Despawn]]:
+    """Replay the log in a copy of the game at reset with these despawn choices: where it diverges (None if
+    nowhere) and the despawn draws made."""
+    env = copy.deepcopy(pristine)
+    despawns = DespawnChoices(dict(choices)).install(env)
+    try:
+        for index, row in enumerate(item.log.rows):
+            frame, reward, done, _ = env.step(row["action_id"])
+            _check_crafter(item, index, env._player, float(reward), bool(done), frame)
+    except Divergence as divergence:
+        return divergence, despawns.draws
+    return None, despawns.draws
 
-    return jericho if log.env == "jericho" else crafter
+
+def despawn_choices(item: Planned, pristine) -> dict[int, int]:
+    """The despawn choices (crafter_despawns.py) under which the game plays the whole log, found depth
+    first: on a divergence, the last despawn draw before it with a creature left untried takes the next
+    one and the draws after it start over. Raises the divergence of the replay that went furthest when
+    every choice was tried or MAX_REPLAYS replays were made."""
+    choices: dict[int, int] = {}
+    furthest = None
+    for replays in range(1, MAX_REPLAYS + 1):
+        divergence, draws = _replay_crafter(item, pristine, choices)
+        if divergence is None:
+            return choices
+        if furthest is None or divergence.step > furthest.step:
+            furthest = divergence
+        open_draws = [number for number, draw in enumerate(draws)
+                      if draw.step <= divergence.step and choices.get(number, 0) + 1 < draw.among]
+        if not open_draws:
+            break
+        turned = open_draws[-1]
+        turn = choices.get(turned, 0) + 1
+        choices = {number: earlier for number, earlier in choices.items() if number < turned}
+        choices[turned] = turn
+    if replays > 1:
+        raise Divergence(f"{furthest} (the furthest of {replays} replays, each despawning other creatures)",
+                         furthest.step)
+    raise furthest
 
 
 def _session(item: Planned, valid_actions: bool):
+    """The live game the log is recorded from, and its on_step hook that holds it to the log."""
     agent = agent_name(item.log.run)
     if item.log.env == "jericho":
         from .jericho import JerichoSession
 
-        return JerichoSession(item.rom, item.seed, agent, valid_actions)
+        return JerichoSession(item.rom, item.seed, agent, valid_actions), functools.partial(_check_jericho, item)
     from .crafter import CrafterSession
 
     session = CrafterSession(item.seed, agent, len(item.log.rows), keep_frames=item.frames is not None)
     if item.frames:
         _same_screen(item.log, -1, item.frames, frame_name(0), session.state["frame"])
-    return session
+
+    def check(session, record: dict) -> None:
+        _check_crafter(item, record["step"] - 1, session.player, record["reward"], record["done"],
+                       session.state["frame"])
+    return session, check
+
+
+def _record(item: Planned, session, check, directory: Path, advance) -> Path:
+    """Record the logged choices in `session` into `directory`; a UserError names the log's step that failed."""
+    agent = ReplayAgent(logged_choices(item.log))
+    try:
+        return record_episode(session, agent, directory, len(item.log.rows), on_step=check, advance=advance)
+    except RecordingCrashed as crash:
+        cause = crash.__cause__
+        if isinstance(cause, UserError):
+            raise cause from None
+        raise UserError(f"{item.log.where(agent.given - 1)}: step {agent.given}: the game failed replaying it "
+                        f"({type(cause).__name__}: {cause})") from None
 
 
 def import_episode(item: Planned, out: Path, valid_actions: bool = True,
                    advance: Callable[[], None] | None = None) -> Path:
     """Replay one log and write its episode to `out`; a UserError (Divergence where the game and the log
-    disagree) names the file, the line and the step, and leaves nothing of the episode in `out`."""
-    log = item.log
+    disagree) names the file, the line and the step, and leaves nothing of the episode in `out`.
+
+    A Crafter log the game leaves is replayed again despawning other creatures (despawn_choices); an
+    episode that needed it says `ordered_objects: false` (qtc play, with its insertion order, would not
+    replay it)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out, prefix=".import-") as temporary:
-        session = _session(item, valid_actions)
-        agent = ReplayAgent(logged_choices(log))
+        session, check = _session(item, valid_actions)
+        pristine = copy.deepcopy(session) if item.log.env == "crafter" else None
         try:
-            written = record_episode(session, agent, Path(temporary), len(log.rows), on_step=_checker(item),
-                                     advance=advance)
-        except RecordingCrashed as crash:
-            cause = crash.__cause__
-            if isinstance(cause, UserError):
-                raise cause from None
-            raise UserError(f"{log.where(agent.given - 1)}: step {agent.given}: the game failed replaying it "
-                            f"({type(cause).__name__}: {cause})") from None
-        played = read_header(written)
-        if played["n_steps"] < len(log.rows):
-            raise Divergence(f"{log.where(played['n_steps'])}: step {played['n_steps'] + 1}: the game ended at step "
-                             f"{played['n_steps']} ({played['ended_by']}), the log goes on to step {len(log.rows)}")
+            written = _record(item, session, check, Path(temporary), advance)
+        except Divergence:
+            if pristine is None:
+                raise
+            choices = despawn_choices(item, pristine.env)
+            session = pristine
+            DespawnChoices(choices).install(session.env)
+            session.ordered_objects = not any(choices.values())
+            written = _record(item, session, check, Path(temporary), advance)
         target = episode_path(out, item.episode_id)
         if frames_path(written).exists():  # frames first: a trace in place never lacks its frames
             os.replace(frames_path(written), frames_path(target))

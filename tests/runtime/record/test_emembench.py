@@ -18,8 +18,10 @@ import pytest
 from PIL import Image
 
 from qtc.cli import main
-from qtc.runtime.record.agents import ScriptedCrafterAgent
+from qtc.dsl import crafter_data
+from qtc.runtime.record.agents import RandomAgent, ScriptedCrafterAgent
 from qtc.runtime.record.crafter import CrafterSession
+from qtc.runtime.record.crafter_despawns import DespawnChoices
 from qtc.runtime.record.emembench import frame_name, write_emembench
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode
@@ -102,6 +104,21 @@ def test_a_screen_that_differs_stops_the_import_at_its_step(framed, tmp_path, ca
     assert error == (f"qtc import: error: {copy / 'seed2' / 'scripted' / 'logs.jsonl'}:7: step 7: the screen after it "
                      f"differs from the game's ({png})")
     assert everything_in(tmp_path / "out") == []
+
+
+def test_a_run_of_unmodified_crafter_is_replayed_despawning_the_creatures_it_despawned(tmp_path, capsys):
+    """Unmodified Crafter despawns by memory address: here the second despawn draw took another creature
+    than the insertion order gives, and the game differs from step 11 on (found by trying seeds); the
+    screens, which EMemBench's runs keep, show it."""
+    session = CrafterSession(1, "random", 40, keep_frames=True)
+    DespawnChoices({1: 1}).install(session.env)
+    session.ordered_objects = False
+    trace = record_episode(session, RandomAgent(1, crafter_data.ACTIONS), tmp_path / "traces", 40)
+    write_emembench(trace, tmp_path / "logs")
+    code, _, error = run_import(capsys, tmp_path / "logs", tmp_path / "out")
+    assert (code, error) == (0, "")
+    assert (tmp_path / "out" / trace.name).read_bytes() == trace.read_bytes()
+    assert read_episode(trace).header["ordered_objects"] is False
 
 
 def test_a_jericho_episode_comes_back_with_the_logged_reasons(jericho_trace_dir, tmp_path, capsys):
