@@ -38,6 +38,10 @@ JERICHO_DEFAULT_SEED = 43
 VALID_ACTIONS_LOGGED = 30
 # A trace records no clock: converted rows all carry this timestamp (EMemBench's readers order rows by step).
 TIMESTAMP = "1970-01-01T00:00:00"
+# Where EMemBench's pipeline keeps the story files (text_game/game_envs/): the runner logs the path it was given.
+STORY_FOLDER = "game_envs"
+# The runner keeps crafter.Env's default episode length: its log says done at a death, or at this step.
+CRAFTER_LENGTH = 10000
 SEED_FOLDER = re.compile(r"seed(-?\d+)")
 
 # The fields a row must have for the import: the actions replayed, the reasons kept, the game's output checked.
@@ -102,7 +106,8 @@ def _write_frames(trace_path: Path, folder: Path) -> bool:
 
 
 def crafter_rows(header: dict, steps: list[dict], frames: bool) -> list[dict]:
-    """One row per step, as run_crafter_openai.py logs it with its default `--log-info basic`."""
+    """One row per step, as run_crafter_openai.py logs it with its default `--log-info basic` (the same
+    rows for a run imported and converted back, but for `model`)."""
     rows, counts = [], dict.fromkeys(crafter_data.ACHIEVEMENTS, 0)
     # The runner's deltas start from an empty inventory: the first row's holds everything held.
     inventory, total = {}, 0.0
@@ -120,7 +125,8 @@ def crafter_rows(header: dict, steps: list[dict], frames: bool) -> list[dict]:
         rows.append({
             "episode": 0, "step": step["step"], "env": "crafter", "seed": header["seed"],
             "model": f"qtc:{header['agent']}", "action_id": crafter_data.ACTIONS.index(step["action"]),
-            "action_name": step["action"].upper(), "reward": step["reward"], "done": step["done"],
+            "action_name": step["action"].upper(), "reward": step["reward"],
+            "done": step["step"] == header["death_step"] or (step["done"] and step["step"] == CRAFTER_LENGTH),
             "frame": frame_name(step["step"]) if frames else "",
             "info": {"inventory": step["inventory"], "achievements": dict(counts),
                      "discount": 0.0 if step["step"] == header["death_step"] else 1.0,
@@ -145,7 +151,7 @@ def jericho_rows(header: dict, steps: list[dict]) -> list[dict]:
         reason = step["reason"] or ""
         rows.append({
             "step": step["step"], "timestamp": TIMESTAMP,
-            "game": {"name": header["game"], "rom": header["rom"], "world_state_hash": None, "score": score,
+            "game": {"name": header["game"], "rom": f"{STORY_FOLDER}/{header['rom']}", "world_state_hash": None, "score": score,
                      "max_score": None, "moves": moves, "location": rooms[step["room_before"]],
                      "inventory": step["inventory_before"],
                      "valid_actions": (step["valid_actions"] or [])[:VALID_ACTIONS_LOGGED]},

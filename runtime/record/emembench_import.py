@@ -8,6 +8,10 @@ and achievement counts (`info`), the reward, the end of the game, and the screen
 run kept its frames (`frames/`, then kept beside the trace as `qtc play --frames` keeps them). A log that
 ends with `done` ends the game there; a game that ends before the log does is a divergence too.
 
+EMemBench ran unmodified Crafter, which picks the creature it despawns by memory address: a Crafter replay
+that leaves the log is tried again with other despawn choices (crafter_despawns.py, `despawn_choices`),
+and an episode that needed them is written with `ordered_objects: false`.
+
 Nothing is written half: an episode is recorded into a temporary folder inside the output folder and moved
 into place (frames first) only once every step matched, so a divergence, an error or Ctrl-C leaves the
 episodes imported before it and nothing of the one under way. Episodes already in the output folder are

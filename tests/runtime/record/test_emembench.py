@@ -110,10 +110,10 @@ def test_a_run_of_unmodified_crafter_is_replayed_despawning_the_creatures_it_des
     """Unmodified Crafter despawns by memory address: here the second despawn draw took another creature
     than the insertion order gives, and the game differs from step 11 on (found by trying seeds); the
     screens, which EMemBench's runs keep, show it."""
-    session = CrafterSession(1, "random", 40, keep_frames=True)
+    session = CrafterSession(1, "random", 20, keep_frames=True)
     DespawnChoices({1: 1}).install(session.env)
     session.ordered_objects = False
-    trace = record_episode(session, RandomAgent(1, crafter_data.ACTIONS), tmp_path / "traces", 40)
+    trace = record_episode(session, RandomAgent(1, crafter_data.ACTIONS), tmp_path / "traces", 20)
     write_emembench(trace, tmp_path / "logs")
     code, _, error = run_import(capsys, tmp_path / "logs", tmp_path / "out")
     assert (code, error) == (0, "")
