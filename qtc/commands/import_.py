@@ -7,7 +7,9 @@ Jericho from the story file the log names, found with --rom or in $QTC_ROMS, ./r
 and with --seed, else a `seed<N>` folder holding the log, else EMemBench's default 43, since its Jericho
 logs do not record the seed), checks at every step that the game's text (Jericho) or state and screen
 (Crafter) matches the log, and writes OUT/<game>-<run>-s<seed>.jsonl as `qtc play` would for those
-actions, the logged reasoning as each step's reason. A divergence stops the import naming the file, the
+actions, the logged reasoning as each step's reason. EMemBench ran unmodified Crafter, which despawns
+creatures by memory address: a Crafter replay that leaves its log is tried again despawning others
+(the episode then says ordered_objects: false). A divergence stops the import naming the file, the
 line and the step (exit status 2); the episodes imported before it are kept, nothing of the one under way
 is written. Episodes already in OUT are skipped, so a rerun resumes. Formats: docs/trace-format.md.
 """
