@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 from pathlib import Path
 
 from qtc.errors import UserError
 
 from . import generate, play
+from ._roms import ROMS_VARIABLE, find_rom, rom_folders
 
 COMMAND = "demo"
 HELP = "record a Crafter (and a Jericho) episode, generate a QA set and show some questions"
@@ -31,7 +31,6 @@ EXAMPLES = """examples:
 """
 
 ROM_NAME = "zork1.z5"
-ROMS_VARIABLE = "QTC_ROMS"
 STEPS = 200
 CRAFTER_SEED = 1
 SEED = 42
@@ -49,16 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder for the traces and the QA set (default out/demo)")
     parser.add_argument("--rom", type=Path, help=f"Jericho story file (default: {ROM_NAME} in "
                                                  f"${ROMS_VARIABLE}, ./roms or ../shared/roms, if there)")
-
-
-def rom_folders() -> list[Path]:
-    """Where the demo looks for a story file when none is given, in order."""
-    from_environment = [Path(os.environ[ROMS_VARIABLE])] if os.environ.get(ROMS_VARIABLE) else []
-    return from_environment + [Path("roms"), Path("..") / "shared" / "roms"]
-
-
-def find_rom() -> Path | None:
-    return next((folder / ROM_NAME for folder in rom_folders() if (folder / ROM_NAME).is_file()), None)
 
 
 def run_command(module, argv: list[str]) -> None:
@@ -79,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
           "episodes kept, only generates", flush=True)
     run_command(play, ["crafter", "--agent", "scripted", "--seed", str(CRAFTER_SEED), "--max-steps", str(STEPS),
                        "--out", str(traces)])
-    rom = args.rom or find_rom()
+    rom = args.rom or find_rom(ROM_NAME)
     if rom is None:
         folders = ", ".join(str(folder) for folder in rom_folders())
         print(f"\nno Jericho story file found (looked for {ROM_NAME} in {folders}); Crafter only. "
