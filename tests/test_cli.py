@@ -15,7 +15,7 @@ from qtc.cli import main
 from qtc.errors import InvalidOption
 
 WORKFLOW = ("play", "load", "compile", "generate", "paraphrase", "answer", "score", "compare", "report", "show",
-            "export", "sql", "demo")
+            "export", "run", "sql", "demo")
 HEAVY = ("duckdb", "pyarrow", "jinja2", "lark", "numpy", "crafter", "jericho")
 
 # Run in a fresh interpreter: `qtc --help`, then `qtc CMD --help` for each command named in argv; print the

@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 from pathlib import Path
 
-from qtc.errors import UserError
 
 from . import generate, play
+from ._stages import run_command
 
 COMMAND = "demo"
 HELP = "record a Crafter (and a Jericho) episode, generate a QA set and show some questions"
@@ -59,16 +58,6 @@ def rom_folders() -> list[Path]:
 
 def find_rom() -> Path | None:
     return next((folder / ROM_NAME for folder in rom_folders() if (folder / ROM_NAME).is_file()), None)
-
-
-def run_command(module, argv: list[str]) -> None:
-    """Run a qtc subcommand in-process, parsed by its own parser, after printing it as a user would type it."""
-    print(f"\n$ qtc {module.COMMAND} {shlex.join(argv)}", flush=True)
-    parser = argparse.ArgumentParser(prog=f"qtc {module.COMMAND}")
-    module.add_arguments(parser)
-    status = module.run(parser.parse_args(argv))
-    if status:
-        raise UserError(f"qtc {module.COMMAND} exited with status {status}")
 
 
 def run(args: argparse.Namespace) -> int:
