@@ -27,7 +27,7 @@ from bench_generate import replicate
 from code_before import ROOT, import_before
 
 from qtc.commands import play
-from qtc.commands.demo import run_command
+from qtc.commands._stages import run_command
 from qtc.dsl.library import load_library
 from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.evaluate import context

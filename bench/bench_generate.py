@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from qtc.commands import play
-from qtc.commands.demo import run_command
+from qtc.commands._stages import run_command
 from qtc.runtime.generate.run import Options, generate
 from qtc.runtime.qa.write import write_qa
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from bench_generate import replicate
 
 from qtc.commands import play
-from qtc.commands.demo import run_command
+from qtc.commands._stages import run_command
 from qtc.runtime.generate.shards import default_jobs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' local Ray cluster

@@ -30,7 +30,7 @@ from pathlib import Path
 from bench_compiler import ROOT, record
 
 from qtc.commands import play
-from qtc.commands.demo import run_command
+from qtc.commands._stages import run_command
 from qtc.runtime.trace.format import read_header
 
 QTC = [sys.executable, "-m", "qtc.cli"]

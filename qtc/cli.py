@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .commands import (answer, compare, compile, demo, export, generate, import_, load, paraphrase, play, report,
+from .commands import (answer, compare, compile, demo, export, generate, import_, load, paraphrase, play, report, run,
                        score, show, sql)
 from .commands._options import flag
 from .errors import InvalidOption, UserError
@@ -17,9 +17,10 @@ from .errors import InvalidOption, UserError
 # Each module defines COMMAND (its name), HELP, add_arguments(parser) and run(args) -> exit code. The
 # order is the workflow's: record episodes (or import another harness's), load them, check templates,
 # generate questions, reword them, answer them, score the answers, compare two runs, see them on a page
-# and one by one, export them to other harnesses; then the tools: ad hoc SQL over any store, and the demo
-# of it all.
-COMMANDS = (play, import_, load, compile, generate, paraphrase, answer, score, compare, report, show, export, sql, demo)
+# and one by one, export them to other harnesses; then the tools: the whole job in one checkpointed command,
+# ad hoc SQL over any store, and the demo of it all.
+COMMANDS = (play, import_, load, compile, generate, paraphrase, answer, score, compare, report, show, export, run, sql,
+            demo)
 
 
 def _version() -> str:

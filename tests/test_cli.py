@@ -15,7 +15,7 @@ from qtc.cli import main
 from qtc.errors import InvalidOption
 
 WORKFLOW = ("play", "import", "load", "compile", "generate", "paraphrase", "answer", "score", "compare", "report",
-            "show", "export", "sql", "demo")
+            "show", "export", "run", "sql", "demo")
 HEAVY = ("duckdb", "pyarrow", "jinja2", "lark", "numpy", "crafter", "jericho")
 
 # Run in a fresh interpreter: `qtc --help`, then `qtc CMD --help` for each command named in argv; print the

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 from pathlib import Path
-
-from qtc.errors import UserError
 
 from . import generate, play
 from ._roms import ROMS_VARIABLE, find_rom, rom_folders
+from ._stages import run_command
 
 COMMAND = "demo"
 HELP = "record a Crafter (and a Jericho) episode, generate a QA set and show some questions"
@@ -50,14 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                  f"${ROMS_VARIABLE}, ./roms or ../shared/roms, if there)")
 
 
-def run_command(module, argv: list[str]) -> None:
-    """Run a qtc subcommand in-process, parsed by its own parser, after printing it as a user would type it."""
-    print(f"\n$ qtc {module.COMMAND} {shlex.join(argv)}", flush=True)
-    parser = argparse.ArgumentParser(prog=f"qtc {module.COMMAND}")
-    module.add_arguments(parser)
-    status = module.run(parser.parse_args(argv))
-    if status:
-        raise UserError(f"qtc {module.COMMAND} exited with status {status}")
 
 
 def run(args: argparse.Namespace) -> int:
