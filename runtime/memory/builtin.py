@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -53,9 +54,14 @@ def words(text: str) -> list[str]:
     >>> words("Step 7: you took the brass lantern.")
     ['step', '7', 'you', 'took', 'brass', 'lantern']
     """
-    from bm25s.stopwords import STOPWORDS_EN
+    return [w for w in _WORD.findall(text.lower()) if w not in _stop_words()]
 
-    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS_EN]
+
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN  # bm25s is imported only when bm25 is used
+
+    return frozenset(STOPWORDS_EN)
 
 
 class BM25Provider(RetrievalProvider):
