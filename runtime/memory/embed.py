@@ -48,9 +48,18 @@ class EmbeddingCache:
                           "vector FLOAT[], PRIMARY KEY (model, text_sha256))")
 
     def get(self, model: str, keys: list[str]) -> dict[str, np.ndarray]:
-        rows = self._con.execute("SELECT text_sha256, vector FROM embeddings WHERE model = ? AND text_sha256 IN "
-                                 "(SELECT unnest(?))", [model, keys]).fetchall()
-        return {key: np.asarray(vector, dtype=np.float32) for key, vector in rows}
+        """The vectors of those of `keys` the cache holds (read as Arrow: no Python float per element)."""
+        self._con.register("wanted_keys", pa.table({"text_sha256": pa.array(keys, pa.string())}))
+        try:
+            found = self._con.sql("SELECT e.text_sha256, e.vector FROM embeddings e JOIN wanted_keys w "
+                                  "USING (text_sha256) WHERE e.model = ?", params=[model]).to_arrow_table()
+        finally:
+            self._con.unregister("wanted_keys")
+        if not found.num_rows:
+            return {}
+        vectors = found["vector"].combine_chunks()
+        matrix = vectors.flatten().to_numpy(zero_copy_only=False).reshape(found.num_rows, -1)
+        return dict(zip(found["text_sha256"].to_pylist(), matrix))
 
     def put(self, model: str, vectors: dict[str, list[float]]) -> None:
         new = pa.table({"model": [model] * len(vectors), "text_sha256": list(vectors),
