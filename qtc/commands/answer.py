@@ -178,7 +178,7 @@ def run_memory(args: argparse.Namespace) -> int:
 
     from qtc.errors import UserError
     from qtc.runtime.chat import RequestTimedOut
-    from qtc.runtime.evaluate.ask import Answerer, AskOptions, RunSummary, pending_questions
+    from qtc.runtime.evaluate.ask import Answerer, AskOptions, pending_questions
     from qtc.runtime.memory.driver import MemoryDriver, plan_episodes
     from qtc.runtime.memory.load import Endpoint, MemorySpec, load_provider
     from qtc.runtime.qa.appendlog import AppendLog
@@ -218,9 +218,11 @@ def run_memory(args: argparse.Namespace) -> int:
             stats = driver.run(plans)
         except RequestTimedOut as error:
             raise timed_out(error, args, answerer.summary.asked + driver.stats.written) from None
-    summary = answerer.summary if answerer else RunSummary()
-    summary.asked += stats.written
-    print_summary(summary, already, args.out)
+    if answerer is not None:
+        answerer.summary.asked += stats.written  # the provider's failures, written by the driver
+        print_summary(answerer.summary, already, args.out)
+    else:
+        print(f"answered {stats.written} question(s); {already} were already answered in {args.out}")
     print(f"memory {spec.name}: fed {stats.steps} step(s) in {stats.feed_seconds:.1f}s; "
           f"{stats.provider_seconds:.1f}s in {'retrieve' if provider.retrieval else 'answer'}")
     if stats.failed:

@@ -35,6 +35,8 @@ class EpisodeFeed:
             shown = Shown(frozenset(range(max(start, 1), end + 1)), frozenset(range(start, end + 1)))
             for block in context_blocks(self._rows, self.episode["episode_id"], self.episode["env"], shown):
                 step = {"step": block.step, "text": block.text}
-                if self._frames is not None:
-                    step["frame"] = self._frames[block.step]
+                if self._frames is not None:  # a read-only view: the frames are shared with the screens' cache
+                    frame = self._frames[block.step]
+                    frame.flags.writeable = False
+                    step["frame"] = frame
                 yield step

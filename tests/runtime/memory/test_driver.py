@@ -140,3 +140,20 @@ def test_crafter_frames_are_fed_with_their_steps(tmp_path):
     with np.load(traces / f"{episode}.frames.npz") as archive:
         frames = archive["frames"]
     assert [e["frame"] for e in events(log) if "step" in e] == [int(frames[t].astype(np.int64).sum()) for t in range(5)]
+
+
+def test_a_provider_installed_under_the_entry_points_is_found_by_name(tmp_path, monkeypatch, crafter_trace_dir):
+    """A package that declares `[project.entry-points."qtc.providers"] NAME = "module:Class"`: its
+    dist-info on the path, as pip would leave it."""
+    dist = tmp_path / "site" / "qtc_test_memory-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: qtc-test-memory\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[qtc.providers]\ntest-recorder = {RECORDER}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    qa = write_jsonl(tmp_path / "qa.jsonl", [question("q1", episode_id="crafter-scripted-s0", env="crafter",
+                                                      game="crafter", horizon=3)])
+    out, log = tmp_path / "answers.jsonl", tmp_path / "fed.jsonl"
+    assert main(["answer", "--qa", str(qa), "--traces", str(crafter_trace_dir), "--memory", "test-recorder",
+                 "--memory-option", f"log={log}", "--out", str(out), "--quiet"]) == 0
+    assert [e["step"] for e in events(log) if "step" in e] == [0, 1, 2, 3]
+    assert read_answers_file(out)[0]["context"] == f"memory:test-recorder log={log}"
