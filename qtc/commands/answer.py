@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     from qtc.runtime.qa.questions import read_questions
     from qtc.runtime.trace.store import open_store
 
+    if args.batch <= 0:
+        raise UserError(f"--batch must be positive, got {args.batch}")
     if args.memory is not None:
         if args.context is not None:
             raise UserError("--context and --memory exclude each other: --memory full asks a provider what "
@@ -107,8 +109,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("the following arguments are required: --model")
     mode = VisualMode.parse(args.context or "full")
     layout = Mosaic(args.mosaic_cols, args.mosaic_cell, args.mosaic_per_image, args.mosaic_per_batch)
-    if args.batch <= 0:
-        raise UserError(f"--batch must be positive, got {args.batch}")
     options = AskOptions(args.max_tokens, args.json_mode, args.max_connections)
     client = None if args.dry_run else client_from_args(args)
     questions = read_questions(args.qa)
@@ -185,8 +185,6 @@ def run_memory(args: argparse.Namespace) -> int:
     from qtc.runtime.qa.questions import read_questions
     from qtc.runtime.trace.store import open_store
 
-    if args.batch <= 0:
-        raise UserError(f"--batch must be positive, got {args.batch}")
     spec = MemorySpec.parse(args.memory, args.memory_option)
     provider = load_provider(spec, Endpoint(args.base_url, args.timeout, args.attempts))
     if provider.retrieval and args.model is None:

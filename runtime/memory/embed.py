@@ -83,7 +83,6 @@ class EmbedProvider(RetrievalProvider):
         self.batch = positive_int("batch", batch)
         self.client = ChatClient(model, base_url, timeout=timeout, attempts=attempts)
         self.cache = EmbeddingCache(Path(cache) if cache else default_cache())
-        self.requested = 0  # texts sent to the endpoint by this provider
 
     def reset(self, episode: dict) -> None:
         super().reset(episode)
@@ -99,7 +98,6 @@ class EmbedProvider(RetrievalProvider):
             vectors = self.client.embeddings([t for _, t in chunk])
             self.cache.put(self.client.model, {k: v for (k, _), v in zip(chunk, vectors)})
             found.update({k: np.asarray(v, dtype=np.float32) for (k, _), v in zip(chunk, vectors)})
-            self.requested += len(chunk)
         matrix = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.where(norms == 0, 1, norms)

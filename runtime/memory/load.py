@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from qtc.errors import InvalidOption, UserError
 from qtc.runtime.evaluate.context import ContextMode
 
-from .builtin import BM25Provider, ContextProvider, positive_int
+from .builtin import BM25Provider, ContextProvider
 from .embed import EmbedProvider
 
 ENTRY_POINTS = "qtc.providers"
@@ -70,7 +70,10 @@ def _builtin(name: str, options: dict[str, str], endpoint: Endpoint):
         if options:
             raise InvalidOption("memory_option", f"--memory {name} takes no options")
         if name.startswith("last:"):
-            return ContextProvider(ContextMode("last", last=positive_int(name, name.partition(":")[2])))
+            count = name.partition(":")[2]
+            if not count.isdigit() or int(count) <= 0:
+                raise InvalidOption("memory", f"{name!r}: expected last:N with N a positive whole number")
+            return ContextProvider(ContextMode("last", last=int(count)))
         return ContextProvider(ContextMode(name))
     if name == "bm25":
         return BM25Provider(**options)

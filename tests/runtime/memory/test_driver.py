@@ -114,6 +114,7 @@ def test_a_provider_that_raises_gives_that_question_an_error_and_the_run_goes_on
                                                   "lacks the method(s) observe of a memory provider"),
     (RECORDER, ["size=3"], f"--memory {RECORDER}: cannot make the provider with options {{'size': '3'}}"),
     ("bm25", ["k=many"], "--memory-option k: expected a positive whole number, got 'many'"),
+    ("last:0", [], "--memory 'last:0': expected last:N with N a positive whole number"),
     ("bm25", [], "--memory bm25 needs --model"),
     ("nothing_of_the_kind", [], "--memory nothing_of_the_kind: no such provider"),
 ])
