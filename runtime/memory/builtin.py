@@ -44,7 +44,10 @@ class ContextProvider(RetrievalProvider):
         self.mode = mode
 
     def retrieve(self, question: dict) -> list[int]:
-        return sorted(shown_steps(self.mode, question["horizon"], []).actions)
+        """The steps whose action the log shows, and 0 when it shows the start (evidence step 0 is the start
+        state), so that evidence recall counts what the model was shown."""
+        shown = shown_steps(self.mode, question["horizon"], [])
+        return sorted(shown.actions | (shown.states & {0}))
 
 
 def words(text: str) -> list[str]:

@@ -41,7 +41,7 @@ def test_none_last_and_full_ask_what_the_context_modes_show(tmp_path, qa, crafte
     assert memory_prompts == context_prompts
     assert [a["prediction"] for a in memory_answers] == [a["prediction"] for a in context_answers]
     assert {a["context"] for a in memory_answers} == {f"memory:{mode}"}
-    expected = {"full": list(range(1, HORIZON + 1)), "last:5": list(range(HORIZON - 4, HORIZON + 1)), "none": []}
+    expected = {"full": list(range(0, HORIZON + 1)), "last:5": list(range(HORIZON - 4, HORIZON + 1)), "none": []}
     assert all(a["retrieved_steps"] == expected[mode] for a in memory_answers)
     assert all(a["retrieved_steps"] is None for a in context_answers)
 
