@@ -128,7 +128,7 @@ class MemoryDriver:
             except UserError:
                 raise
             except Exception as error:
-                where = f"step {fed}" if fed >= 0 else "reset"
+                where = f"observe of step {fed}" if fed >= 0 else "reset"
                 for later in plan.checkpoints[number:]:
                     self._write([self._failed(q, f"{where} of episode {plan.episode_id}: {_failure(error)}", 0.0)
                                  for q in later.questions])

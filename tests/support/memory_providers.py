@@ -10,11 +10,12 @@ import numpy as np
 class Recorder:
     """Writes every call it gets to the JSONL file `log` (reset, each step fed, each question asked with the
     last step fed then) and answers each question with the number of steps it was fed; raises ValueError on
-    a question whose text holds `fail_on`."""
+    a question whose text holds `fail_on`, and when fed step `fail_at`."""
 
-    def __init__(self, log: str, fail_on: str = ""):
+    def __init__(self, log: str, fail_on: str = "", fail_at: str = "-1"):
         self.log = log
         self.fail_on = fail_on
+        self.fail_at = int(fail_at)
 
     def _write(self, event: dict) -> None:
         with open(self.log, "a", encoding="utf-8") as stream:
@@ -26,6 +27,8 @@ class Recorder:
         self._write({"reset": episode})
 
     def observe(self, step: dict) -> None:
+        if step["step"] == self.fail_at:
+            raise ValueError("no room left")
         self.fed.append(step["step"])
         frame = step.get("frame")
         self._write({"episode": self.episode, "step": step["step"], "text": step["text"],

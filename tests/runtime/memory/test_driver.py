@@ -105,6 +105,19 @@ def test_a_provider_that_raises_gives_that_question_an_error_and_the_run_goes_on
     assert "1 question(s) failed in the provider" in capsys.readouterr().err
 
 
+def test_a_provider_that_fails_to_observe_gives_the_questions_still_to_come_an_error(tmp_path, crafter_trace_dir):
+    records = [question(f"h{h}", f"What happened by step {h}?", "noop", "action", episode_id="crafter-scripted-s0",
+                        env="crafter", game="crafter", horizon=h) for h in (2, 5, 9)]
+    qa, out, log = write_jsonl(tmp_path / "qa.jsonl", records), tmp_path / "answers.jsonl", tmp_path / "fed.jsonl"
+    assert run_recorder(qa, [crafter_trace_dir], out, log, "--memory-option", "fail_at=4") == 0
+    answers = {a["id"]: a for a in read_answers_file(out)}
+    assert answers["h2"]["prediction"] == "3" and answers["h2"]["error"] is None
+    for late in ("h5", "h9"):
+        assert answers[late]["prediction"] == "" and answers[late]["error"] == (
+            f"memory provider {RECORDER} failed on question {late}: observe of step 4 of episode "
+            "crafter-scripted-s0: ValueError: no room left")
+
+
 @pytest.mark.parametrize("name, options, message", [
     ("no_such_module:Provider", [], "--memory no_such_module:Provider: cannot import no_such_module "
                                     "(ModuleNotFoundError: No module named 'no_such_module')"),
