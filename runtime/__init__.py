@@ -6,6 +6,7 @@
     generate  generate/  compiled templates x store -> sampled, rendered, checked question records
               qa/        the files generate writes and evaluate reads: QA sets, answers, resumable logs
     answer    evaluate/  questions -> a model's answers, from the context the agent observed
+              memory/    or a memory provider's, fed each episode step by step and asked at each horizon
     score     evaluate/  answers -> scores, Accuracy and F1 with intervals
     report    view/      QA set, answers, traces -> one self-contained HTML page of the results
     export    export/    QA set, traces -> samples with their contexts for inspect_ai, lm-eval, datasets

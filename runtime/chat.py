@@ -144,6 +144,26 @@ class ChatClient:
                 request=uuid.uuid4().hex[:16], seconds=time.perf_counter() - start)
 
 
+    def embeddings(self, texts: list[str]) -> list[list[float]]:
+        """The vectors of `texts`, in order, from the endpoint's `/embeddings` with this client's model (an
+        embedding model). Rate limits, server errors and timeouts are retried by the openai client itself
+        (up to the attempts given); any failure left is one line naming the endpoint."""
+        import openai
+
+        try:
+            reply = self._client.with_options(max_retries=self._attempts - 1).embeddings.create(
+                model=self.model, input=texts)
+        except openai.APIConnectionError as error:
+            raise UserError(f"{self.endpoint}: embeddings: cannot connect ({_cause(error)})") from None
+        except openai.APIError as error:
+            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {_describe(error)}") from None
+        vectors = [item.embedding for item in sorted(reply.data, key=lambda item: item.index)]
+        if len(vectors) != len(texts):
+            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {len(vectors)} vector(s) "
+                            f"for {len(texts)} text(s)")
+        return vectors
+
+
 def image_part(png: bytes) -> dict:
     """An image as one part of a message's content: OpenAI's image_url part holding a base64 PNG data URL."""
     return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode("ascii")}}

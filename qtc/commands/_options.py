@@ -12,9 +12,9 @@ def flag(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
-def add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
+def add_endpoint_arguments(parser: argparse.ArgumentParser, model_required: bool = True) -> None:
     """The flags that name a model and its endpoint, shared by the commands that ask one."""
-    parser.add_argument("--model", required=True, help="model name sent to the endpoint")
+    parser.add_argument("--model", required=model_required, help="model name sent to the endpoint")
     parser.add_argument("--base-url", help="OpenAI-compatible API base URL (default: the openai client's: "
                                            "OPENAI_BASE_URL, else OpenAI's); the key is read from OPENAI_API_KEY")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",

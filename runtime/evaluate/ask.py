@@ -99,22 +99,33 @@ def _description(mode: ContextMode, horizon: int, shown: Shown) -> str:
     return "only a few steps; the others are not shown"
 
 
+def episode_lengths(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, int]]:
+    """Every episode of a store: its env and number of steps, by episode id."""
+    return {eid: (env, n) for eid, env, n in con.execute("SELECT episode_id, env, n_steps FROM episodes").fetchall()}
+
+
+def question_horizon(episodes: dict[str, tuple[str, int]], q: Question) -> int:
+    """The last step a question may speak of in its episode (the episode's length for a question without a
+    horizon or with one past the end); a clear error when the traces do not hold the question's episode."""
+    if q.episode_id not in episodes:
+        raise UserError(f"question {q.id}: episode {q.episode_id!r} is not in the traces given")
+    env, n_steps = episodes[q.episode_id]
+    if env != q.env:
+        raise UserError(f"question {q.id}: episode {q.episode_id!r} is a {env} episode, "
+                        f"the question says {q.env}")
+    return n_steps if q.horizon is None else min(q.horizon, n_steps)
+
+
 def plan_batches(con: duckdb.DuckDBPyConnection, questions: list[Question], mode: ContextMode,
                  batch_size: int) -> list[Batch]:
     """The batches that ask `questions`: grouped by context, in order of each context's first question."""
-    episodes = {eid: (env, n) for eid, env, n in con.execute(
-        "SELECT episode_id, env, n_steps FROM episodes").fetchall()}
+    episodes = episode_lengths(con)
     sizes: dict[str, LogSizes] = {}  # by episode, for budget:B
     rows = EpisodeRows(con)
     groups: dict[tuple, list[Question]] = {}
     for q in questions:
-        if q.episode_id not in episodes:
-            raise UserError(f"question {q.id}: episode {q.episode_id!r} is not in the traces given")
+        horizon = question_horizon(episodes, q)
         env, n_steps = episodes[q.episode_id]
-        if env != q.env:
-            raise UserError(f"question {q.id}: episode {q.episode_id!r} is a {env} episode, "
-                            f"the question says {q.env}")
-        horizon = n_steps if q.horizon is None else min(q.horizon, n_steps)
         if mode.kind == "budget" and q.episode_id not in sizes:
             sizes[q.episode_id] = LogSizes.of_episode(rows, q.episode_id, env, n_steps)
         shown = shown_steps(mode, horizon, q.evidence, sizes.get(q.episode_id))
@@ -286,6 +297,7 @@ class Request:
     batch: Batch
     context: str  # the log text; empty for --context none
     images: tuple[dict, ...] = ()  # content parts shown before the log: screens and their captions (frames.py)
+    retrieved_steps: tuple[int, ...] | None = None  # what a memory provider retrieved for the batch's questions
 
     @property
     def context_tokens(self) -> int:
@@ -320,6 +332,7 @@ class Asked:
     parsed: list[tuple[str | None, str | None]]
     context_tokens: int  # of the log the questions were asked with
     too_long: bool = False  # the server refused the prompt as longer than the model's context window
+    retrieved_steps: tuple[int, ...] | None = None  # the request's (Request.retrieved_steps)
 
 
 class Answerer:
@@ -361,8 +374,9 @@ class Answerer:
             failed = Completion("", 0, 0, uuid.uuid4().hex[:16], 0.0)
             return Asked(failed, questions,
                          [(None, f"context too long: about {estimate_tokens(messages)} tokens")] * len(questions),
-                         request.context_tokens, too_long=True)
-        return Asked(completion, questions, parse_reply(completion.text, len(questions)), request.context_tokens)
+                         request.context_tokens, too_long=True, retrieved_steps=request.retrieved_steps)
+        return Asked(completion, questions, parse_reply(completion.text, len(questions)), request.context_tokens,
+                     retrieved_steps=request.retrieved_steps)
 
     def _answer(self, request: Request) -> list[Asked]:
         """The batch's request, then each question its reply left unanswered asked alone (where plain
@@ -397,13 +411,15 @@ class Answerer:
                 records.append(Answer(q.id, self._client.model, str(self._mode), prediction or "", note,
                                       asked.completion.request, batch_size, usage,
                                       round(asked.completion.seconds, 3), asked.context_tokens,
-                                      [unanswered] if asked is not replies[0] else []).record())
+                                      [unanswered] if asked is not replies[0] else [],
+                                      None if asked.retrieved_steps is None else list(asked.retrieved_steps)).record())
         if records:
             self._out.append(records)
             self.summary.asked += len(records)
             self._on_answers(len(records))
 
     def run(self, requests: list[Request]) -> RunSummary:
+        """Ask `requests`; the summary counts every call's (a memory run calls it once per checkpoint)."""
         start = time.perf_counter()
         try:
             if self._options.max_connections == 1:
@@ -412,7 +428,7 @@ class Answerer:
             else:
                 self._run_concurrently(requests)
         finally:
-            self.summary.seconds = time.perf_counter() - start
+            self.summary.seconds += time.perf_counter() - start
         return self.summary
 
     def _run_concurrently(self, requests: list[Request]) -> None:

@@ -113,7 +113,9 @@ def frames_file(con: duckdb.DuckDBPyConnection, episode_id: str) -> Path | None:
     """The frames archive of an episode, or None when it was recorded without frames."""
     try:
         row = con.execute(f"SELECT path FROM {TABLE} WHERE episode_id = ?", [episode_id]).fetchone()
-    except duckdb.CatalogException:  # a store loaded before frames were recorded
+    except (duckdb.CatalogException, duckdb.InvalidInputException):  # a store loaded before frames were
+        # recorded (with no such table, DuckDB looks for a Python object of its name, and finds this module's
+        # function episode_frames when called from here)
         return None
     return None if row is None else Path(row[0])
 

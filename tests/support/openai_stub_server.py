@@ -7,7 +7,8 @@ HTTP, our endpoint check, retries, timeouts, batching and reply parsing are exer
 request body is kept in `server.requests` (message_text and message_images read a message's content
 parts); `server.busy_peak` is the most requests it served at once. `AnswerPolicy` answers `qtc answer` prompts from a table of questions, each with a
 behaviour (correct, wrong, not answerable, malformed, rate limited, server error, hang, ...);
-`ParaphrasePolicy` answers `qtc paraphrase` prompts from a table of rewrites.
+`ParaphrasePolicy` answers `qtc paraphrase` prompts from a table of rewrites. `POST /v1/embeddings` gives
+each text a deterministic vector of its words (`word_vector`); the texts are kept in `server.embedded`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import re
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
@@ -37,6 +39,18 @@ CONTEXT_TOO_LONG = "the request exceeds the available context size, try increasi
 
 def _tokens(text: str) -> int:
     return len(text.split())
+
+
+EMBEDDING_SIZE = 64
+
+
+def word_vector(text: str) -> list[float]:
+    """The stub's embedding: each lower-cased word counted in one of EMBEDDING_SIZE buckets by its CRC-32,
+    so that texts sharing words are near; the same text always gives the same vector."""
+    vector = [0.0] * EMBEDDING_SIZE
+    for word in re.findall(r"\w+", text.lower()):
+        vector[zlib.crc32(word.encode()) % EMBEDDING_SIZE] += 1.0
+    return vector
 
 
 def message_text(message: dict) -> str:
@@ -77,6 +91,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}, {})
 
     def do_POST(self) -> None:
+        if self.path.endswith("/embeddings"):
+            self._embeddings(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            return
         if not self.path.endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}, {})
             return
@@ -90,6 +107,16 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with self.server.lock:
                 self.server.busy -= 1
+
+    def _embeddings(self, body: dict) -> None:
+        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
+        with self.server.lock:
+            self.server.embedded.extend(texts)
+        self._send(200, {"object": "list", "model": body["model"],
+                         "data": [{"object": "embedding", "index": i, "embedding": word_vector(text)}
+                                  for i, text in enumerate(texts)],
+                         "usage": {"prompt_tokens": sum(map(_tokens, texts)), "total_tokens": sum(map(_tokens, texts))}},
+                   {})
 
     def _reply(self, body: dict) -> None:
         reply = self.server.policy(body)
@@ -117,6 +144,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     policy: Callable[[dict], Reply]
     requests: list[dict]
+    embedded: list[str]
     busy: int = 0
     busy_peak: int = 0
     lock: threading.Lock
@@ -130,6 +158,7 @@ class ChatCompletionServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.policy = policy
         self._server.requests = []
+        self._server.embedded = []
         self._server.lock = threading.Lock()
         self._server.stopping = threading.Event()
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
@@ -138,6 +167,11 @@ class ChatCompletionServer:
     @property
     def requests(self) -> list[dict]:
         return self._server.requests
+
+    @property
+    def embedded(self) -> list[str]:
+        """Every text sent to `/v1/embeddings`, in order."""
+        return self._server.embedded
 
     @property
     def busy_peak(self) -> int:
