@@ -1,11 +1,13 @@
 """Write one self-contained HTML page of a QA set and the answers of one or more models.
 
 The page shows the scoring report of each answers file (the numbers `qtc score` gives: Accuracy and F1
-with 95% bootstrap intervals) overall, per category and per template, as charts and tables with the
-models side by side, and a table of every question and model that filters by category, template, game,
-model and result. A question opens on its evidence steps as the answering prompt renders them, and, for
-a spatial question, on the Crafter map or the Jericho room graph it asks about; those need the traces
-(--traces, as `qtc answer` takes them). Nothing on the page is fetched when it is viewed.
+with 95% bootstrap intervals, evidence recall@k where answers carry retrieved steps) overall, per
+category, template, horizon and evidence age, as charts and tables with the models side by side, each
+run's failed answers, and a table of every question with the models side by side that searches, sorts,
+links to one question and filters by category, template, game, model and result. A question opens on its
+evidence steps as the answering prompt renders them, what each model was sent (evidence outside it
+flagged), and, for a spatial question, the Crafter map or the Jericho room graph it asks about; those
+need the traces (--traces, as `qtc answer` takes them). Nothing on the page is fetched when it is viewed.
 """
 
 from __future__ import annotations
@@ -54,11 +56,13 @@ def run(args: argparse.Namespace) -> int:
 
     check_bootstrap(args)
     questions = read_questions(args.qa)
-    scored = [score_file(args.qa, questions, path, list(GROUPINGS), args) for path in args.answers]
-    names = run_names([answers for answers, _ in scored], args.answers)
-    runs = [Run(name, answers, report) for name, (answers, report) in zip(names, scored)]
     con = open_store(*args.traces) if args.traces else None
     try:
+        # The episodes' lengths place the evidence of questions asked on whole episodes by its age.
+        lengths = dict(con.sql("SELECT episode_id, n_steps FROM episodes").fetchall()) if con is not None else {}
+        scored = [score_file(args.qa, questions, path, list(GROUPINGS), args, lengths) for path in args.answers]
+        names = run_names([answers for answers, _ in scored], args.answers)
+        runs = [Run(name, answers, report) for name, (answers, report) in zip(names, scored)]
         page = build_page(args.title or args.qa.name, questions, runs, con)
     finally:
         if con is not None:

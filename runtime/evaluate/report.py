@@ -92,7 +92,7 @@ GROUP_ORDER = {name: i for i, name in enumerate((*CATEGORIES, ADVERSARIAL, *buck
                                                   *bucket_order(DEPTH_EDGES), *bucket_order(AGE_EDGES)))}
 
 
-def _group_key(name: str) -> tuple:
+def group_key(name: str) -> tuple:
     """Groups in the design's order (categories, buckets), then numbers (horizons, seeds) by value, whole
     episodes, then the rest by name."""
     if name in GROUP_ORDER:
@@ -305,7 +305,7 @@ def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, 
         members: dict[str, list[Scored]] = {}
         for s in scored:
             members.setdefault(GROUPINGS[grouping](s), []).append(s)
-        groups[grouping] = {name: metrics(members[name]) for name in sorted(members, key=_group_key)}
+        groups[grouping] = {name: metrics(members[name]) for name in sorted(members, key=group_key)}
     answered = [s.score for s in scored if s.answered]
     failures = Counter(failure_kind(s.error) for s in scored if s.error is not None)
     return {
@@ -340,7 +340,7 @@ def build_comparison(first: list[Scored], second: list[Scored], by: list[str], *
         members: dict[str, list[int]] = {}
         for i, s in enumerate(first):
             members.setdefault(GROUPINGS[grouping](s), []).append(i)
-        groups[grouping] = {name: difference(members[name]) for name in sorted(members, key=_group_key)}
+        groups[grouping] = {name: difference(members[name]) for name in sorted(members, key=group_key)}
     return {"questions": len(first), "bootstrap": {"resamples": resamples, "seed": seed, "level": level,
                                                    "paired": True},
             "overall": difference(list(range(len(first)))), "by": groups}
