@@ -176,8 +176,8 @@ A local OpenAI-compatible server (llama-cpp-python, vLLM, Ollama) is inspect's `
 name the server's model after it and give the base URL and a key (any text, for a server that checks
 none) in variables named after the service you call it, here LOCAL:
 
-    LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none \\
-        inspect eval task.py --model openai-api/local/gemma-3-270m
+    export LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none
+    inspect eval task.py --model openai-api/local/gemma-3-270m
 
 (or `--model openai/MODEL --model-base-url http://127.0.0.1:8000/v1` with OPENAI_API_KEY set).
 """
@@ -192,9 +192,17 @@ from inspect_ai.solver import TaskState, generate
 from qtc.runtime.export.samples import score_completion
 
 SAMPLES = Path(__file__).with_name("{samples}")
+GROUP = "qtc_category"  # qtc score's category: a false premise is `adversarial`, apart from its template's
 
 
-@scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "score_group", all=False)])
+def samples():
+    dataset = json_dataset(str(SAMPLES))
+    for sample in dataset:
+        sample.metadata[GROUP] = "adversarial" if sample.metadata["adversarial"] else sample.metadata["category"]
+    return dataset
+
+
+@scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), GROUP, all=False)])
 def qtc_score():
     async def score(state: TaskState, target: Target) -> Score:
         completion = state.output.completion
@@ -205,7 +213,7 @@ def qtc_score():
 
 @task
 def {name}():
-    return Task(dataset=json_dataset(str(SAMPLES)), solver=generate(), scorer=qtc_score())
+    return Task(dataset=samples(), solver=generate(), scorer=qtc_score())
 '''
 
 LM_EVAL_TASK = '''# lm-eval task: the questions of {qa} with their qtc contexts, scored by qtc's scorer (utils.py).
@@ -278,17 +286,14 @@ def fence_grids(text: str) -> str:
     """Crafter's view grids fenced as code, so that a viewer that reads messages as Markdown (inspect's)
     shows them as they are: `~~` is no strikethrough there, and leading spaces stay."""
     def fenced(match: re.Match) -> str:
-        rows, fence = match["rows"], f"{match['indent']}  ```"
+        rows, fence = match["rows"], f"{match['indent']}```"  # a fence indented 4 spaces would be text
         return f"{match['indent']}view:\n{fence}\n{rows.rstrip(chr(10))}\n{fence}" + ("\n" if rows.endswith("\n") else "")
     return VIEW_GRID.sub(fenced, text)
 
 
 def inspect_samples(samples: list[dict]) -> list[dict]:
-    """The samples as inspect reads them: the grids of their messages fenced, and the group that the
-    task's per-category accuracy reads (the category, `adversarial` for a false premise)."""
-    return [sample | {"input": [m | {"content": fence_grids(m["content"])} for m in sample["input"]],
-                      "metadata": sample["metadata"] | {"score_group": "adversarial" if sample["metadata"]["adversarial"]
-                                                        else sample["metadata"]["category"]}}
+    """The samples with the grids of their messages fenced, as inspect's viewer needs them."""
+    return [sample | {"input": [m | {"content": fence_grids(m["content"])} for m in sample["input"]]}
             for sample in samples]
 
 
