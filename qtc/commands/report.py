@@ -22,6 +22,7 @@ HELP = "write an HTML page of the scores of one or more answer files, with every
 EXAMPLES = """examples:
   qtc report qa.jsonl gpt-4o-mini.jsonl qwen-last50.jsonl --traces traces/ --html report.html
   qtc report qa.jsonl answers.jsonl --html report.html       # scores only: no evidence or maps
+  qtc report qa.jsonl answers.jsonl --traces traces/ --requests requests.jsonl --html report.html
 """
 
 
@@ -32,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traces", type=Path, nargs="+", metavar="PATH",
                         help="trace files or folders, or one .duckdb database, holding the questions' "
                              "episodes (for the evidence and the maps)")
+    parser.add_argument("--requests", type=Path, nargs="+", metavar="LOG",
+                        help="request logs of the runs (qtc answer --log-requests): each question then shows "
+                             "the request its answer came from, as it was sent, and the steps it showed")
     parser.add_argument("--html", type=Path, required=True, metavar="FILE", help="the page to write")
     parser.add_argument("--title", help="the page's title (default: the QA set's file name)")
     add_bootstrap_arguments(parser)
@@ -53,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from qtc.runtime.qa.questions import read_questions
     from qtc.runtime.trace.store import open_store
     from qtc.runtime.view.page import GROUPINGS, Run, build_page
+    from qtc.runtime.view.requests import read_requests
 
     check_bootstrap(args)
     questions = read_questions(args.qa)
@@ -63,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         scored = [score_file(args.qa, questions, path, list(GROUPINGS), args, lengths) for path in args.answers]
         names = run_names([answers for answers, _ in scored], args.answers)
         runs = [Run(name, answers, report) for name, (answers, report) in zip(names, scored)]
-        page = build_page(args.title or args.qa.name, questions, runs, con)
+        requests = read_requests(args.requests) if args.requests else {}
+        page = build_page(args.title or args.qa.name, questions, runs, con, requests)
     finally:
         if con is not None:
             con.close()

@@ -83,9 +83,11 @@ def _grouping_section(runs: list[Run], grouping: str) -> str:
             f'<div class="charts">{charts}</div>{table}</section>')
 
 
-def build_page(title: str, questions: list[Question], runs: list[Run], con: duckdb.DuckDBPyConnection | None) -> str:
+def build_page(title: str, questions: list[Question], runs: list[Run], con: duckdb.DuckDBPyConnection | None,
+               requests: dict[str, dict] | None = None) -> str:
     """The report page. Each run's report must group by GROUPINGS; `con` (the trace store
-    of the questions' episodes) gives the evidence and maps, which are left out without it."""
+    of the questions' episodes) gives the evidence and maps, which are left out without it; `requests`
+    (logged requests by id) show what each model was sent as it was sent."""
     episodes = Episodes(con) if con is not None else None
     overview = _metrics_table(runs, [("overall", [run.report["overall"] for run in runs])])
     models = "".join(
@@ -98,7 +100,7 @@ def build_page(title: str, questions: list[Question], runs: list[Run], con: duck
     bootstrap = runs[0].report["bootstrap"] if runs else {}
     questions_html, templates = questions_section(questions, [run.name for run in runs],
                                                   [run.answers for run in runs], [run.report for run in runs],
-                                                  episodes)
+                                                  episodes, requests or {})
     body = (f"<h1>{escape(title)}</h1><p>{len(questions)} questions; intervals are {bootstrap.get('level', 0.95):.0%} "
             f"percentile bootstraps ({bootstrap.get('resamples')} resamples, seed {bootstrap.get('seed')}).</p>"
             f"<ul>{models}</ul><section id=\"overall\"><h2>Overall</h2>{overview}</section>"

@@ -4,8 +4,8 @@ side, and each question's details, opened by its `+` or by a link to it (`#q-<id
 The details show the accepted answers, bindings, each model's prediction, score and (for a failed answer)
 its error, with the traces: the screens of the evidence steps, the map of a spatial question, the
 evidence steps as the answering prompt renders them, and for each model the steps it was actually sent
-(from its answers' retrieved steps or its context mode at the question's horizon), its evidence steps
-outside them flagged. Details that questions share (the same evidence of one episode, the same map, the
+(from the request as logged by `qtc answer --log-requests` where given, else its answers' retrieved
+steps or its context mode at the question's horizon), its evidence steps outside them flagged. Details that questions share (the same evidence of one episode, the same map, the
 same sent log) are written once and copied in by the page's script when opened.
 """
 
@@ -20,6 +20,7 @@ from qtc.runtime.qa.answers import Answer
 from qtc.runtime.qa.questions import Question
 
 from .episodes import Episodes, in_context, step_ranges
+from .requests import logged_steps, user_text
 
 FILTERS = ("category", "template", "game", "model", "result")
 RESULTS = ("right", "partly right", "wrong", "failed", "not asked")
@@ -63,19 +64,27 @@ def _prediction_text(score: dict) -> str:
     return score["prediction"]
 
 
-def _sent_html(q: Question, name: str, answer: Answer | None, episodes: Episodes, fragments: Fragments) -> str:
-    """What one model was sent for `q`: the steps, the evidence outside them flagged, and the log itself
-    when it is short."""
-    shown = episodes.sent(q, answer)
+def _sent_html(q: Question, name: str, answer: Answer | None, episodes: Episodes, fragments: Fragments,
+               requests: dict[str, dict]) -> str:
+    """What one model was sent for `q`: the steps (from the request as logged where the log holds it),
+    the evidence outside them flagged, and the log itself (the logged request, or the rendered log when
+    it is short)."""
+    logged = requests.get(answer.request) if answer is not None else None
+    shown = logged_steps(logged) if logged is not None else episodes.sent(q, answer)
     if shown is None:
         why = "not asked" if answer is None else f"context {answer.context}: the steps sent are not known"
         return f'<details class="sent"><summary>{escape(name)}: {escape(why)}</summary></details>'
-    source = "retrieved by its memory" if answer.retrieved_steps is not None else f"context {answer.context}"
+    source = ("the request as logged" if logged is not None else "retrieved by its memory"
+              if answer.retrieved_steps is not None else f"context {answer.context}")
     outside = [s for s in q.evidence if not in_context(s, shown)]
     flag = (f' <span class="outside">evidence step{"s" if len(outside) > 1 else ""} {step_ranges(outside)} '
             "not in it</span>" if outside else "")
     summary = f"{escape(name)} ({escape(source)}): steps {step_ranges(shown.actions)}{flag}"
-    if len(shown.actions) > MAX_SENT_STEPS:
+    if logged is not None:
+        body = fragments.placeholder(("request", answer.request), lambda: (
+            f'<pre class="request">{escape(user_text(logged))}</pre><h4>Reply</h4>'
+            f'<pre class="request">{escape(logged.get("reply") or logged.get("error") or "")}</pre>'))
+    elif len(shown.actions) > MAX_SENT_STEPS:
         body = f'<p class="none">{len(shown.actions)} steps: too many to show here.</p>'
     else:
         body = fragments.placeholder(("log", q.episode_id, shown, tuple(q.evidence)),
@@ -84,7 +93,7 @@ def _sent_html(q: Question, name: str, answer: Answer | None, episodes: Episodes
 
 
 def _details(q: Question, names: list[str], answers: list[Answer | None], scores: list[dict],
-             episodes: Episodes | None, fragments: Fragments) -> str:
+             episodes: Episodes | None, fragments: Fragments, requests: dict[str, dict]) -> str:
     facts = [("question", q.question), ("answer", q.answer),
              ("accepted answers", ", ".join(q.references)),
              ("bindings", ", ".join(f"{k} = {v}" for k, v in q.bindings.items()) or "-"),
@@ -122,7 +131,7 @@ def _details(q: Question, names: list[str], answers: list[Answer | None], scores
     parts.append("<h4>Evidence steps, as a model is shown them</h4>" + fragments.placeholder(
         ("log", q.episode_id, shown, tuple(q.evidence)), lambda: episodes.log_html(q, shown)))
     parts.append("<h4>What each model was sent</h4>" + "".join(
-        _sent_html(q, name, answer, episodes, fragments) for name, answer in zip(names, answers)))
+        _sent_html(q, name, answer, episodes, fragments, requests) for name, answer in zip(names, answers)))
     return "".join(parts)
 
 
@@ -132,8 +141,9 @@ def _select(name: str, values: list[tuple[str, str]]) -> str:
 
 
 def questions_section(questions: list[Question], names: list[str], answer_sets: list, reports: list[dict],
-                      episodes: Episodes | None) -> tuple[str, str]:
-    """(the questions' section, the templates of their details and shared fragments)."""
+                      episodes: Episodes | None, requests: dict[str, dict]) -> tuple[str, str]:
+    """(the questions' section, the templates of their details and shared fragments); `requests` are the
+    logged requests by id (requests.read_requests)."""
     per_question = [{s["id"]: s for s in report["per_question"]} for report in reports]
     fragments = Fragments()
     rows, details = [], []
@@ -141,7 +151,7 @@ def questions_section(questions: list[Question], names: list[str], answer_sets: 
         category = ADVERSARIAL if q.adversarial else q.category
         scores = [pq[q.id] for pq in per_question]
         answers = [answer_set.answers.get(q.id) for answer_set in answer_sets]
-        details.append(f'<template id="q{n}">{_details(q, names, answers, scores, episodes, fragments)}</template>')
+        details.append(f'<template id="q{n}">{_details(q, names, answers, scores, episodes, fragments, requests)}</template>')
         results = [result_of(score) for score in scores]
         data = {"category": category, "template": q.template_id, "game": q.game, "results": "|".join(results)}
         attributes = " ".join(f'data-{k}="{escape(v)}"' for k, v in data.items())

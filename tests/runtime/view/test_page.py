@@ -221,3 +221,39 @@ def test_failures_what_each_model_was_sent_and_recall(qa, traces, tmp_path):
         memory_summary = re.search(r"<summary>model-b \(retrieved by its memory\): (.*?)</summary>", details).group(1)
         assert "not in it" not in memory_summary
     assert flagged
+
+
+def test_with_the_request_log_each_question_shows_the_request_as_sent(qa, traces, tmp_path):
+    from support.answering import answer, policy_for
+    from support.openai_stub_server import ChatCompletionServer
+
+    questions = read_qa(qa)
+    out, log = tmp_path / "answers.jsonl", tmp_path / "requests.jsonl"
+    with ChatCompletionServer(policy_for(questions)) as server:
+        assert answer(qa, traces, server.url, out, "--context", "last:3", "--batch", "20", "--log-requests",
+                      str(log)) == 0
+    html_path = tmp_path / "report.html"
+    assert main(["report", str(qa), str(out), "--traces", *map(str, traces), "--requests", str(log),
+                 "--html", str(html_path), "--bootstrap", "20"]) == 0
+    html = html_path.read_text()
+    templates = _templates(html)
+    sent = {json.dumps(r["messages"][-1]["content"]) for r in server.requests}
+    flagged = 0
+    for n, q in enumerate(questions):
+        details = unescape(templates[f"q{n}"])
+        summary = re.search(r"<summary>stub \(the request as logged\): steps (\d+)-(\d+)(.*?)</summary>", details)
+        first, last = int(summary.group(1)), int(summary.group(2))
+        assert last - first == 2  # last:3, read from the logged prompt's blocks
+        outside = [s for s in q["evidence"] if not first <= s <= last]
+        assert ("not in it" in summary.group(3)) == bool(outside)
+        flagged += bool(outside)
+        fragment = re.search(r'the request as logged.*?data-fragment="(\w+)"', templates[f"q{n}"], re.S).group(1)
+        request_text = unescape(re.search(r'<pre class="request">(.*?)</pre>', templates[fragment], re.S).group(1))
+        assert json.dumps(request_text) in sent  # the user message exactly as it was sent
+    assert flagged
+
+
+def test_a_request_log_that_is_not_one_is_a_clear_error(qa, answer_files, tmp_path, capsys):
+    assert main(["report", str(qa), str(answer_files[0]), "--requests", str(qa), "--html",
+                 str(tmp_path / "r.html")]) == 2
+    assert "not a request of qtc answer --log-requests" in capsys.readouterr().err
