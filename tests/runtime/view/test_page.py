@@ -11,6 +11,7 @@ import re
 from html import escape, unescape
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from support.answer_files import read_qa
@@ -179,10 +180,15 @@ def test_without_frames_the_page_shows_no_screens(page):
     assert "<img" not in html and 'class="screens"' not in html
 
 
-def test_failures_what_each_model_was_sent_and_recall(qa, traces, tmp_path):
+@pytest.fixture(scope="module")
+def sent_page(qa, traces, tmp_path_factory):
+    """The page of three runs: model-a under last:3 with its first answer failed, model-b a memory whose
+    retrieved steps are each question's evidence, and `stub`'s real answers with its request log."""
+    from support.answering import answer, policy_for
+    from support.openai_stub_server import ChatCompletionServer
     from qtc.runtime.qa.answers import Answer
-    from qtc.runtime.view.episodes import step_ranges
 
+    root = tmp_path_factory.mktemp("sent")
     questions = read_qa(qa)
     usage = {"prompt_tokens": 10, "completion_tokens": 1}
 
@@ -192,12 +198,25 @@ def test_failures_what_each_model_was_sent_and_recall(qa, traces, tmp_path):
                                                   ).record()) + "\n" for n, q in enumerate(questions)))
         return path
 
-    windowed = run(tmp_path / "a.jsonl", "model-a", "last:3",
+    windowed = run(root / "a.jsonl", "model-a", "last:3",
                    lambda n, q: ("", "context too long: about 9000 tokens") if n == 0 else (q["answer"], None))
-    memory = run(tmp_path / "b.jsonl", "model-b", "memory", lambda n, q: (q["answer"], None))
-    html_path = tmp_path / "report.html"
-    assert main(["report", str(qa), str(windowed), str(memory), "--traces", *map(str, traces), "--html",
-                 str(html_path), "--bootstrap", "20"]) == 0
+    memory = run(root / "b.jsonl", "model-b", "memory", lambda n, q: (q["answer"], None))
+    logged, log = root / "c.jsonl", root / "requests.jsonl"
+    with ChatCompletionServer(policy_for(questions)) as server:
+        assert answer(qa, traces, server.url, logged, "--context", "last:3", "--batch", "20", "--log-requests",
+                      str(log)) == 0
+    html = root / "report.html"
+    assert main(["report", str(qa), str(windowed), str(memory), str(logged), "--traces", *map(str, traces),
+                 "--requests", str(log), "--html", str(html), "--bootstrap", "20"]) == 0
+    sent = {json.dumps(r["messages"][-1]["content"]) for r in server.requests}
+    return html, sent
+
+
+def test_failures_what_each_model_was_sent_and_recall(sent_page, qa, traces):
+    from qtc.runtime.view.episodes import step_ranges
+
+    questions = read_qa(qa)
+    html_path, _ = sent_page
     html = unescape(html_path.read_text())
     assert f"{len(questions) - 1} of {len(questions)} answered" in html
     assert f"1 of {len(questions)} asked failed (context too long 1)" in html
@@ -223,23 +242,11 @@ def test_failures_what_each_model_was_sent_and_recall(qa, traces, tmp_path):
     assert flagged
 
 
-def test_with_the_request_log_each_question_shows_the_request_as_sent(qa, traces, tmp_path):
-    from support.answering import answer, policy_for
-    from support.openai_stub_server import ChatCompletionServer
-
-    questions = read_qa(qa)
-    out, log = tmp_path / "answers.jsonl", tmp_path / "requests.jsonl"
-    with ChatCompletionServer(policy_for(questions)) as server:
-        assert answer(qa, traces, server.url, out, "--context", "last:3", "--batch", "20", "--log-requests",
-                      str(log)) == 0
-    html_path = tmp_path / "report.html"
-    assert main(["report", str(qa), str(out), "--traces", *map(str, traces), "--requests", str(log),
-                 "--html", str(html_path), "--bootstrap", "20"]) == 0
-    html = html_path.read_text()
-    templates = _templates(html)
-    sent = {json.dumps(r["messages"][-1]["content"]) for r in server.requests}
+def test_with_the_request_log_each_question_shows_the_request_as_sent(sent_page, qa):
+    html_path, sent = sent_page
+    templates = _templates(html_path.read_text())
     flagged = 0
-    for n, q in enumerate(questions):
+    for n, q in enumerate(read_qa(qa)):
         details = unescape(templates[f"q{n}"])
         summary = re.search(r"<summary>stub \(the request as logged\): steps (\d+)-(\d+)(.*?)</summary>", details)
         first, last = int(summary.group(1)), int(summary.group(2))
