@@ -2,9 +2,11 @@
 
 Each question is scored by the rules of docs/evaluation.md (normalization, `not answerable` forms, a
 typed scorer per answer type, the best of its accepted answers). Accuracy is the mean score; F1 takes
-`not answerable` as the negative class. 95% confidence intervals are seeded bootstraps. A question the
-answers file does not answer scores 0 and is counted. The table is printed; --out writes the report
-(with every question's score) as JSON, atomically.
+`not answerable` as the negative class. 95% confidence intervals are seeded bootstraps. A question whose
+answer failed, or that the answers file does not answer, scores 0 and is counted, and a line under the
+table counts them apart (failures by kind, with the Accuracy over the answered). Answers that carry the
+steps a memory provider retrieved add evidence recall@k columns. The table is printed; --out writes the
+report (with every question's score) as JSON, atomically.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ EXAMPLES = """examples:
   qtc score --qa qa.jsonl --answers answers.jsonl
   qtc score --qa qa.jsonl --answers answers.jsonl --by category,template,game --out report.json
   qtc score --qa qa.jsonl --answers answers.jsonl --by agent,episode_length,evidence_age --traces traces/
+  qtc score --qa qa.jsonl --answers bm25.jsonl --by category,horizon,evidence_age --traces traces/   # where memory decays
 """
 
 
@@ -32,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", type=Path, required=True, help="answers file written by qtc answer")
     parser.add_argument("--by", default="category", metavar="GROUPINGS",
                         help="comma-separated groupings: category, template, game, env, answer_type, "
-                             "difficulty, agent, seed, episode_length, evidence_depth, evidence_age "
+                             "difficulty, agent, seed, episode_length, evidence_depth, evidence_age, horizon "
                              "(default category)")
     add_traces_argument(parser)
     parser.add_argument("--out", type=Path, help="write the report as JSON here")
@@ -43,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _title(report: dict) -> str:
+    failed = f", {report['failed']} failed" if report["failed"] else ""
     return (f"{report['model'] or 'no answers'} (context {report['context'] or '-'}): "
-            f"{report['answered']} of {report['questions']} questions answered")
+            f"{report['answered']} of {report['questions']} questions answered{failed}")
 
 
 def _label(grouping: str, name: str) -> str:
@@ -54,6 +58,34 @@ def _label(grouping: str, name: str) -> str:
 def _ordered(report: dict) -> bool:
     """Whether the run has ordered questions, whose order credit then gets a column."""
     return report["overall"]["n_ordered"] > 0
+
+
+def _recall_columns(report: dict) -> list[tuple[str, str]]:
+    """(heading, metric) of the evidence recall@k columns: one per k when the run's answers carry the
+    steps a memory provider retrieved, none otherwise."""
+    from qtc.runtime.evaluate.report import RECALL_KS, recall_name
+
+    if not report["overall"]["n_retrieved"]:
+        return []
+    return [(f"R@{k} % [95% CI]", recall_name(k)) for k in RECALL_KS]
+
+
+def _recall_cells(report: dict, metrics: dict) -> list[str]:
+    """The group's count of questions with retrieved steps and evidence, then its recall@k cells."""
+    from qtc.runtime.evaluate.report import percent_cell
+
+    return [str(metrics["n_retrieved"]), *(percent_cell(metrics, name) for _, name in _recall_columns(report))]
+
+
+def notes(report: dict) -> str:
+    """The lines under the table: the failed and unasked questions, the spread across seeds, what recall@k is."""
+    from qtc.runtime.evaluate.report import failures_line
+
+    lines = [failures_line(report)]
+    if _recall_columns(report):
+        lines.append("R@k: evidence recall@k, the share of a question's evidence steps among the first k steps the "
+                     "memory retrieved, over the n questions with retrieved steps and evidence")
+    return "".join(f"{line}\n" for line in lines if line) + seeds_line(report)
 
 
 def _order_cell(metrics: dict) -> str:
@@ -72,57 +104,79 @@ def seeds_line(report: dict) -> str:
             f"max {100 * spread['accuracy_max']:.1f}\n")
 
 
+def _rich_table(title: str, headings: list[str], rows: list[tuple[str, list[str]]]) -> object:
+    """A terminal table: the group column, then right-aligned cells, a rule under each grouping."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("group", no_wrap=True)
+    for heading in headings:
+        table.add_column(heading, justify="right", no_wrap=True)
+    for i, (grouping, cells) in enumerate(rows):
+        table.add_row(grouping[1], *cells, end_section=i + 1 == len(rows) or rows[i + 1][0][0] != grouping[0])
+    return table
+
+
 def terminal_table(report: dict) -> str:
     from rich.console import Console
-    from rich.table import Table
 
     from qtc.runtime.evaluate.report import percent_cell, report_rows
 
-    table = Table(title=_title(report))
-    table.add_column("group", no_wrap=True)
     ordered = _ordered(report)
-    for heading in ("n", "Acc % [95% CI]", "F1 % [95% CI]", *(("Order %",) if ordered else ())):
-        table.add_column(heading, justify="right", no_wrap=True)
     rows = report_rows(report)
-    for i, (grouping, name, metrics) in enumerate(rows):
-        last = i + 1 == len(rows) or rows[i + 1][0] != grouping
-        table.add_row(_label(grouping, name), str(metrics["n"]), percent_cell(metrics, "accuracy"),
-                      percent_cell(metrics, "f1"), *((_order_cell(metrics),) if ordered else ()), end_section=last)
+    tables = [_rich_table(_title(report), ["n", "Acc % [95% CI]", "F1 % [95% CI]", *(["Order %"] if ordered else [])],
+                          [((grouping, _label(grouping, name)),
+                            [str(m["n"]), percent_cell(m, "accuracy"), percent_cell(m, "f1"),
+                             *([_order_cell(m)] if ordered else [])]) for grouping, name, m in rows])]
+    recall = _recall_columns(report)
+    if recall:  # a table of its own: beside the others it would not fit a terminal's width
+        tables.append(_rich_table("Evidence recall@k of the retrieved steps", ["n", *(h for h, _ in recall)],
+                                  [((grouping, _label(grouping, name)), _recall_cells(report, m))
+                                   for grouping, name, m in rows]))
     console = Console()
     if not console.is_terminal:  # a pipe or a file: rich would squeeze the table into 80 columns
         console = Console(width=TABLE_WIDTH)
     with console.capture() as captured:
-        console.print(table)
-    return captured.get() + seeds_line(report)
+        for table in tables:
+            console.print(table)
+    return captured.get() + notes(report)
 
 
 def markdown_table(report: dict) -> str:
     from qtc.runtime.evaluate.report import percent_cell, report_rows
 
     ordered = _ordered(report)
-    lines = [f"**{_title(report)}**", "", "| group | n | Acc % [95% CI] | F1 % [95% CI] |" + (" Order % |" if ordered else ""),
-             "|---|---:|---:|---:|" + ("---:|" if ordered else "")]
+    recall = _recall_columns(report)
+    lines = [f"**{_title(report)}**", "",
+             "| group | n | Acc % [95% CI] | F1 % [95% CI] |" + (" Order % |" if ordered else "")
+             + ("".join(f" {heading} |" for heading in ["n retrieved", *(h for h, _ in recall)]) if recall else ""),
+             "|---|---:|---:|---:|" + ("---:|" if ordered else "") + "---:|" * (len(recall) + bool(recall))]
     lines += [f"| {_label(grouping, name).replace('|', '/')} | {m['n']} | {percent_cell(m, 'accuracy')} | "
               f"{percent_cell(m, 'f1')} |" + (f" {_order_cell(m)} |" if ordered else "")
+              + ("".join(f" {cell} |" for cell in _recall_cells(report, m)) if recall else "")
               for grouping, name, m in report_rows(report)]
-    spread = seeds_line(report)
-    return "\n".join(lines) + "\n" + (f"\n{spread}" if spread else "")
+    below = notes(report)
+    return "\n".join(lines) + "\n" + (f"\n{below}" if below else "")
 
 
 def csv_table(report: dict) -> str:
     import csv
     import io
 
-    from qtc.runtime.evaluate.report import report_rows
+    from qtc.runtime.evaluate.report import RECALL_KS, recall_name, report_rows
 
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
+    recalls = [recall_name(k) for k in RECALL_KS]
     writer.writerow(["grouping", "group", "n", "accuracy", "accuracy_low", "accuracy_high",
-                     "f1", "f1_low", "f1_high", "n_ordered", "order_credit"])
+                     "f1", "f1_low", "f1_high", "n_ordered", "order_credit", "n_retrieved",
+                     *(f"{name}{end}" for name in recalls for end in ("", "_low", "_high"))])
     for grouping, name, m in report_rows(report):
-        ends = [(m[f"{k}_ci"] or [None, None]) for k in ("accuracy", "f1")]
+        ends = [(m[f"{k}_ci"] or [None, None]) for k in ("accuracy", "f1", *recalls)]
+        recall_values = [v for r, (low, high) in zip(recalls, ends[2:]) for v in (m[r], low, high)]
         writer.writerow(["" if v is None else v for v in (grouping, name, m["n"], m["accuracy"], *ends[0],
-                                                             m["f1"], *ends[1], m["n_ordered"], m["order_credit"])])
+                                                             m["f1"], *ends[1], m["n_ordered"], m["order_credit"],
+                                                             m["n_retrieved"], *recall_values)])
     return text.getvalue()
 
 

@@ -9,10 +9,20 @@ Precision with no such prediction is 0; recall, and so F1, with no answerable re
 Ordered answers (answer type `sequence`, answerable) also get an order credit, the share of the
 reference's pairs the prediction has in the right order (scoring.order_credit; 0 with no answer):
 reported per group as its mean over those questions, beside their count.
+
+A question whose answer failed (`Answer.failed`: the request, the reply or the memory provider gave no
+answer) or that the answers file does not hold was not answered: it scores 0 and counts in Accuracy and
+F1 as a wrong answer does, so every run is scored on the same questions, and it is counted apart (failed,
+grouped by the kind of error; not asked), with the Accuracy over the answered questions beside.
+
+Evidence recall@k, for answers that carry the steps a memory provider retrieved: per question, the share
+of its evidence steps (step 0, the start state, left out) among the first k retrieved; reported per group
+as the mean over the questions that have both, with their count and a bootstrap interval.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +40,8 @@ UNKNOWN = "unknown"
 LENGTH_EDGES = (50, 100, 200, 500, 1000, 2000, 5000)
 DEPTH_EDGES = (0, 1, 2, 4, 8)
 AGE_EDGES = (10, 50, 100, 200, 500, 1000)
+RECALL_KS = (1, 5, 10)  # the k of evidence recall@k
+WHOLE_EPISODE = "whole episode"  # the horizon group of questions asked on whole episodes
 
 
 def bucket(value: int | None, edges: tuple[int, ...]) -> str:
@@ -54,6 +66,11 @@ def _evidence_age(s: "Scored") -> int | None:
     return None if s.seen is None or not evidence else s.seen - min(evidence)
 
 
+def failure_kind(error: str) -> str:
+    """The kind of a failed answer's error, its text up to the first colon: 'context too long'."""
+    return error.split(":", 1)[0].strip() or "error"
+
+
 # Each grouping names the group of a scored question.
 GROUPINGS = {
     # A false-premise question is reported under `adversarial`, not under its template's category.
@@ -69,9 +86,24 @@ GROUPINGS = {
     "episode_length": lambda s: bucket(s.seen, LENGTH_EDGES),
     "evidence_depth": lambda s: bucket(len(s.question.evidence), DEPTH_EDGES),
     "evidence_age": lambda s: bucket(_evidence_age(s), AGE_EDGES),
+    "horizon": lambda s: WHOLE_EPISODE if s.question.horizon is None else str(s.question.horizon),
 }
 GROUP_ORDER = {name: i for i, name in enumerate((*CATEGORIES, ADVERSARIAL, *bucket_order(LENGTH_EDGES),
                                                   *bucket_order(DEPTH_EDGES), *bucket_order(AGE_EDGES)))}
+
+
+def group_key(name: str) -> tuple:
+    """Groups in the design's order (categories, buckets), then numbers (horizons, seeds) by value, whole
+    episodes, then the rest by name."""
+    if name in GROUP_ORDER:
+        return GROUP_ORDER[name], 0, ""
+    if name.isdigit():
+        return len(GROUP_ORDER), int(name), ""
+    if name == WHOLE_EPISODE:
+        return len(GROUP_ORDER) + 1, 0, ""
+    return len(GROUP_ORDER) + 2, 0, name
+
+
 RESAMPLES_PER_CHUNK_CELLS = 2_000_000  # bound the memory of one bootstrap chunk (resamples x questions)
 
 
@@ -82,10 +114,24 @@ class Scored:
     score: float
     order: float | None = None  # the order credit of an answerable ordered question, else None
     seen: int | None = None  # the steps the model could see: the horizon, else the episode's length if known
+    error: str | None = None  # why its answer failed (Answer.failed), else None
+    retrieved: tuple[int, ...] | None = None  # the steps a memory provider retrieved for it, in rank order
 
     @property
     def refused(self) -> bool:
         return self.prediction is not None and says_not_answerable(self.prediction)
+
+    @property
+    def answered(self) -> bool:
+        return self.prediction is not None and self.error is None
+
+    def evidence_recall(self, k: int) -> float | None:
+        """The share of its evidence steps (the start state left out) among the first k retrieved; None
+        without retrieved steps or without such evidence (a false premise)."""
+        evidence = {step for step in self.question.evidence if step >= 1}
+        if self.retrieved is None or not evidence:
+            return None
+        return len(evidence & set(self.retrieved[:k])) / len(evidence)
 
 
 def score_run(questions: list[Question], answers: AnswerSet, lengths: dict[str, int] | None = None) -> list[Scored]:
@@ -95,11 +141,14 @@ def score_run(questions: list[Question], answers: AnswerSet, lengths: dict[str, 
     for q in questions:
         answer = answers.answers.get(q.id)
         prediction = answer.prediction if answer else None
+        answered = answer is not None and not answer.failed
         order = None
         if q.answer_type == "sequence" and not q.adversarial:
-            order = order_credit(q.answer, prediction) if answer else 0.0
+            order = order_credit(q.answer, prediction) if answered else 0.0
         seen = q.horizon if q.horizon is not None else lengths.get(q.episode_id)
-        scored.append(Scored(q, prediction, score_answer(q, prediction) if answer else 0.0, order, seen))
+        retrieved = None if answer is None or answer.retrieved_steps is None else tuple(answer.retrieved_steps)
+        scored.append(Scored(q, prediction, score_answer(q, prediction) if answered else 0.0, order, seen,
+                             answer.error if answer is not None and answer.failed else None, retrieved))
     return scored
 
 
@@ -126,16 +175,15 @@ def _arrays(scored: list[Scored]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _bootstrap(count: int, resamples: int, seed: int, level: float, statistic) -> dict[str, list | None]:
-    """Percentile intervals of `statistic(index)` (a dict of accuracy and f1 along the last axis) over
+    """Percentile intervals of `statistic(index)` (a dict of metrics along the last axis) over
     `resamples` resamples of `count` questions with replacement, drawn in chunks from `seed`."""
     rng = np.random.default_rng(seed)
     chunk = max(1, RESAMPLES_PER_CHUNK_CELLS // count)
-    samples = {"accuracy": [], "f1": []}
+    samples: dict[str, list] = {}
     for done in range(0, resamples, chunk):
         index = rng.integers(0, count, size=(min(chunk, resamples - done), count))
-        resampled = statistic(index)
-        for name in samples:
-            samples[name].append(resampled[name])
+        for name, values in statistic(index).items():
+            samples.setdefault(name, []).append(values)
     tail = 100 * (1 - level) / 2
     intervals = {}
     for name, parts in samples.items():
@@ -146,14 +194,38 @@ def _bootstrap(count: int, resamples: int, seed: int, level: float, statistic) -
     return intervals
 
 
+def recall_name(k: int) -> str:
+    return f"evidence_recall@{k}"
+
+
+def _recall_metrics(scored: list[Scored], resamples: int, seed: int, level: float) -> dict:
+    """Evidence recall@k for each k of RECALL_KS over the questions with retrieved steps and evidence:
+    their count, each mean and its interval (None without such questions)."""
+    recalls = np.array([[s.evidence_recall(k) for k in RECALL_KS] for s in scored
+                        if s.evidence_recall(1) is not None], dtype=float).reshape(-1, len(RECALL_KS)).T
+    count = recalls.shape[1]
+    result = {"n_retrieved": count}
+    for k, values in zip(RECALL_KS, recalls):
+        result[recall_name(k)] = _number(values.mean()) if count else None
+        result[f"{recall_name(k)}_ci"] = None
+    if count:
+        result |= _bootstrap(count, resamples, seed, level, lambda index: {
+            recall_name(k): values[index].mean(-1) for k, values in zip(RECALL_KS, recalls)})
+    return result
+
+
 def group_metrics(scored: list[Scored], resamples: int, seed: int, level: float) -> dict:
     arrays = _arrays(scored)
     point = _metrics(*arrays)
     orders = [s.order for s in scored if s.order is not None]
     result = {"n": len(scored), **{name: _number(value) for name, value in point.items()},
               "n_ordered": len(orders), "order_credit": _number(np.mean(orders)) if orders else None}
-    return result | _bootstrap(len(scored), resamples, seed, level,
-                               lambda index: _metrics(*(a[index] for a in arrays)))
+    def resampled(index: np.ndarray) -> dict[str, np.ndarray]:
+        metrics = _metrics(*(a[index] for a in arrays))
+        return {"accuracy": metrics["accuracy"], "f1": metrics["f1"]}
+
+    result |= _bootstrap(len(scored), resamples, seed, level, resampled)
+    return result | _recall_metrics(scored, resamples, seed, level)
 
 
 def paired_difference(first: list[Scored], second: list[Scored], resamples: int, seed: int, level: float) -> dict:
@@ -182,14 +254,28 @@ def percent_cell(metrics: dict, name: str, signed: bool = False) -> str:
     return f"{text} [{100 * interval[0]:{form}}, {100 * interval[1]:{form}}]" if interval else text
 
 
+def failures_line(report: dict) -> str:
+    """The answers that failed, by kind, and the questions not asked, in words ('' when there are none):
+    '25 of 30 asked failed (context too long 20, no answer in the reply 5); ...'."""
+    parts = []
+    if report["failed"]:
+        asked = report["answered"] + report["failed"]
+        kinds = ", ".join(f"{kind} {count}" for kind, count in report["failures"].items())
+        parts.append(f"{report['failed']} of {asked} asked failed ({kinds})")
+    if report["not_asked"]:
+        parts.append(f"{report['not_asked']} not asked (not in the answers file)")
+    if not parts:
+        return ""
+    over = report["accuracy_answered"]
+    answered = (f"Accuracy over the {report['answered']} answered: {100 * over:.1f}" if over is not None
+                else "none was answered")
+    return "; ".join(parts) + f"; they score 0 in Accuracy and F1. {answered}"
+
+
 def report_rows(report: dict) -> list[tuple[str, str, dict]]:
     """(grouping, group, metrics) of a report's rows: overall first, then each grouping's groups."""
     return [("overall", "overall", report["overall"])] + [
         (grouping, name, metrics) for grouping, groups in report["by"].items() for name, metrics in groups.items()]
-
-
-def _group_key(name: str) -> tuple:
-    return GROUP_ORDER.get(name, len(GROUP_ORDER)), name
 
 
 def seed_spread(scored: list[Scored]) -> dict | None:
@@ -219,10 +305,16 @@ def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, 
         members: dict[str, list[Scored]] = {}
         for s in scored:
             members.setdefault(GROUPINGS[grouping](s), []).append(s)
-        groups[grouping] = {name: metrics(members[name]) for name in sorted(members, key=_group_key)}
+        groups[grouping] = {name: metrics(members[name]) for name in sorted(members, key=group_key)}
+    answered = [s.score for s in scored if s.answered]
+    failures = Counter(failure_kind(s.error) for s in scored if s.error is not None)
     return {
         "questions": len(scored),
-        "answered": sum(s.prediction is not None for s in scored),
+        "answered": len(answered),
+        "failed": sum(failures.values()),
+        "not_asked": sum(s.prediction is None for s in scored),
+        "failures": dict(failures.most_common()),
+        "accuracy_answered": _number(np.mean(answered)) if answered else None,
         "bootstrap": {"resamples": resamples, "seed": seed, "level": level},
         "overall": metrics(scored),
         "by": groups,
@@ -230,6 +322,7 @@ def build_report(scored: list[Scored], by: list[str], *, resamples: int = 1000, 
         "per_question": [{"id": s.question.id, "template_id": s.question.template_id,
                           "category": GROUPINGS["category"](s), "answer_type": s.question.answer_type,
                           "answer": s.question.answer, "prediction": s.prediction, "score": round(s.score, 4),
+                          "error": s.error, "retrieved_steps": None if s.retrieved is None else list(s.retrieved),
                           **({"order_credit": round(s.order, 4)} if s.order is not None else {})}
                          for s in scored],
     }
@@ -247,7 +340,7 @@ def build_comparison(first: list[Scored], second: list[Scored], by: list[str], *
         members: dict[str, list[int]] = {}
         for i, s in enumerate(first):
             members.setdefault(GROUPINGS[grouping](s), []).append(i)
-        groups[grouping] = {name: difference(members[name]) for name in sorted(members, key=_group_key)}
+        groups[grouping] = {name: difference(members[name]) for name in sorted(members, key=group_key)}
     return {"questions": len(first), "bootstrap": {"resamples": resamples, "seed": seed, "level": level,
                                                    "paired": True},
             "overall": difference(list(range(len(first)))), "by": groups}

@@ -1,8 +1,9 @@
 """Writing an export folder: the samples for inspect_ai, lm-eval or `datasets`, the task files that run
 them and score with qtc, and a dataset card (README.md) with the features and the provenance.
 
-- `inspect`: samples.jsonl (inspect_ai's Sample fields: input, target, id, metadata) and task.py, which
-  reads it with inspect_ai's json_dataset and scores with `score_completion`;
+- `inspect`: samples.jsonl (inspect_ai's Sample fields: input, target, id, metadata; Crafter's view grids
+  fenced as code, since inspect's viewer reads messages as Markdown) and task.py, which reads it with
+  inspect_ai's json_dataset and scores with `score_completion`, with accuracy per category too;
 - `lm-eval`: samples.jsonl, a task YAML (generate_until) and utils.py beside it: the samples loaded from
   the YAML's own folder (the folder can move), the prompt, and the metric, which calls `score_completion`;
 - `hf`: data/test.parquet, which `datasets.load_dataset(DIR)` reads as the card's `configs` say.
@@ -167,21 +168,41 @@ def dataset_card(questions: list[Question], provenance: Provenance, data_file: s
 INSPECT_TASK = '''"""inspect_ai task: the questions of {qa} with their qtc contexts, scored by qtc's scorer.
 
     inspect eval task.py --model PROVIDER/MODEL
+
+Metrics: accuracy and its standard error overall, and accuracy per category (false premises as
+`adversarial`), inspect's grouped metric over the samples' metadata.
+
+A local OpenAI-compatible server (llama-cpp-python, vLLM, Ollama) is inspect's `openai-api` provider:
+name the server's model after it and give the base URL and a key (any text, for a server that checks
+none) in variables named after the service you call it, here LOCAL:
+
+    export LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none
+    inspect eval task.py --model openai-api/local/gemma-3-270m
+
+(or `--model openai/MODEL --model-base-url http://127.0.0.1:8000/v1` with OPENAI_API_KEY set).
 """
 
 from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import json_dataset
-from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
+from inspect_ai.scorer import Score, Target, accuracy, grouped, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
 from qtc.runtime.export.samples import score_completion
 
 SAMPLES = Path(__file__).with_name("{samples}")
+GROUP = "qtc_category"  # qtc score's category: a false premise is `adversarial`, apart from its template's
 
 
-@scorer(metrics=[accuracy(), stderr()])
+def samples():
+    dataset = json_dataset(str(SAMPLES))
+    for sample in dataset:
+        sample.metadata[GROUP] = "adversarial" if sample.metadata["adversarial"] else sample.metadata["category"]
+    return dataset
+
+
+@scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), GROUP, all=False)])
 def qtc_score():
     async def score(state: TaskState, target: Target) -> Score:
         completion = state.output.completion
@@ -192,7 +213,7 @@ def qtc_score():
 
 @task
 def {name}():
-    return Task(dataset=json_dataset(str(SAMPLES)), solver=generate(), scorer=qtc_score())
+    return Task(dataset=samples(), solver=generate(), scorer=qtc_score())
 '''
 
 LM_EVAL_TASK = '''# lm-eval task: the questions of {qa} with their qtc contexts, scored by qtc's scorer (utils.py).
@@ -257,6 +278,25 @@ def _write_parquet(path: Path, samples: list[dict]) -> None:
         pq.write_table(pa.Table.from_pylist(samples, schema=schema), temporary)
 
 
+# A Crafter view grid in a log: its heading line, then its rows (docs/evaluation.md, What the model sees).
+VIEW_GRID = re.compile(r"^(?P<indent> *)view:\n(?P<rows>(?:(?P=indent)  \S+\n?)+)", re.MULTILINE)
+
+
+def fence_grids(text: str) -> str:
+    """Crafter's view grids fenced as code, so that a viewer that reads messages as Markdown (inspect's)
+    shows them as they are: `~~` is no strikethrough there, and leading spaces stay."""
+    def fenced(match: re.Match) -> str:
+        rows, fence = match["rows"], f"{match['indent']}```"  # a fence indented 4 spaces would be text
+        return f"{match['indent']}view:\n{fence}\n{rows.rstrip(chr(10))}\n{fence}" + ("\n" if rows.endswith("\n") else "")
+    return VIEW_GRID.sub(fenced, text)
+
+
+def inspect_samples(samples: list[dict]) -> list[dict]:
+    """The samples with the grids of their messages fenced, as inspect's viewer needs them."""
+    return [sample | {"input": [m | {"content": fence_grids(m["content"])} for m in sample["input"]]}
+            for sample in samples]
+
+
 def check_target(target: str) -> None:
     if target not in TARGETS:
         raise InvalidOption("to", f"{target!r}: expected one of {', '.join(TARGETS)}")
@@ -271,7 +311,7 @@ def write_export(target: str, out: Path, samples: list[dict], questions: list[Qu
         _write_parquet(out / PARQUET_FILE, samples)
         data_file = PARQUET_FILE
     else:
-        files[SAMPLES_FILE] = _jsonl(samples)
+        files[SAMPLES_FILE] = _jsonl(inspect_samples(samples) if target == "inspect" else samples)
         data_file = SAMPLES_FILE
     values = {"qa": provenance.qa.name, "name": name, "samples": SAMPLES_FILE, "split": SPLIT,
               "max_tokens": max_tokens}

@@ -81,6 +81,20 @@ def crafter_map(maps: CrafterMaps, step: int, material: str | None) -> str:
     return "".join(parts)
 
 
+def crafter_map_legend() -> str:
+    """What a Crafter map's colours and marks mean, as HTML."""
+    swatch = lambda fill, stroke="#666": (f'<svg width="12" height="12"><rect width="12" height="12" '  # noqa: E731
+                                          f'fill="{fill}" stroke="{stroke}"/></svg>')
+    items = [(swatch(colour), name) for name, colour in MATERIAL_COLOURS.items()]
+    items += [(swatch(UNKNOWN_COLOUR), "not seen"),
+              (f'<svg width="12" height="12"><circle cx="6" cy="6" r="4.8" fill="{PLAYER_COLOUR}" stroke="#000"/>'
+               "</svg>", "you"),
+              (swatch("none", TARGET_COLOUR), "the nearest target"),
+              (f'<svg width="16" height="12"><line x1="0" y1="6" x2="16" y2="6" stroke="{ROUTE_COLOUR}" '
+               'stroke-width="3"/></svg>', "a shortest route over seen ground")]
+    return '<p class="legend map-legend">' + " ".join(f"<span>{mark} {escape(name)}</span>" for mark, name in items) + "</p>"
+
+
 NODE_W, NODE_H, COLUMN_GAP, ROW_GAP = 130, 26, 40, 10
 
 

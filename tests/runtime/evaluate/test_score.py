@@ -484,8 +484,9 @@ def test_qtc_score_reports_the_order_credit_of_ordered_answers(tmp_path, capsys)
     credits = {q["id"]: q.get("order_credit") for q in report["per_question"]}
     assert credits == {**dict.fromkeys("1234567"), "8": 1.0, "9": pytest.approx(0.6667), "10": 0.0, "11": None}
     assert main(["score", "--qa", str(qa), "--answers", str(answers), "--format", "csv"]) == 0
-    header, overall = capsys.readouterr().out.splitlines()[:2]
-    assert header.endswith("n_ordered,order_credit") and overall.endswith(",3,0.5556")
+    header, overall = (line.split(",") for line in capsys.readouterr().out.splitlines()[:2])
+    row = dict(zip(header, overall))
+    assert (row["n_ordered"], row["order_credit"]) == ("3", "0.5556")
 
 
 def test_qtc_score_warns_about_a_half_written_line_and_strange_ids(tmp_path, capsys):
@@ -573,3 +574,78 @@ def test_every_answer_type_has_a_scorer_and_an_answer_form():
     from qtc.runtime.evaluate.ask import ANSWER_FORMS
     from qtc.runtime.evaluate.scoring import SCORERS
     assert set(ANSWER_TYPES) == set(SCORERS) == set(ANSWER_FORMS)
+
+
+# --- failed answers, evidence recall@k, accuracy by horizon ------------------------------------------------
+
+def answer_record(i: str, prediction: str, error: str | None = None, retrieved: list[int] | None = None) -> dict:
+    return {"id": i, "model": "m", "context": "memory", "prediction": prediction, "error": error, "request": f"r{i}",
+            "batch_size": 1, "usage": {"prompt_tokens": 10, "completion_tokens": 1}, "seconds": 0.1,
+            "retrieved_steps": retrieved}
+
+
+def test_failed_answers_are_counted_apart_and_score_zero(tmp_path, capsys):
+    # 1 right, 2 wrong, 3 and 4 failed (two kinds), 5 not in the answers file; 6 read from a malformed
+    # reply (an error, but an answer: it counts as answered).
+    records = [question(str(i), answer="12", answer_type="integer") for i in range(1, 7)]
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)
+    answers = write_jsonl(tmp_path / "answers.jsonl", [
+        answer_record("1", "12"), answer_record("2", "13"),
+        answer_record("3", "", "context too long: about 9000 tokens"), answer_record("4", "", "no answer in the reply"),
+        answer_record("6", "12", "answer read from a malformed reply")])
+    out = tmp_path / "report.json"
+    assert main(["score", "--qa", str(qa), "--answers", str(answers), "--out", str(out), "--bootstrap", "20"]) == 0
+    printed = capsys.readouterr().out
+    assert "3 of 6 questions answered, 2 failed" in printed and "6 of 6" not in printed
+    assert ("2 of 5 asked failed (context too long 1, no answer in the reply 1); 1 not asked (not in the answers "
+            "file); they score 0 in Accuracy and F1. Accuracy over the 3 answered: 66.7") in " ".join(printed.split())
+    report = json.loads(out.read_text())
+    assert (report["answered"], report["failed"], report["not_asked"]) == (3, 2, 1)
+    assert report["failures"] == {"context too long": 1, "no answer in the reply": 1}
+    assert report["overall"]["accuracy"] == pytest.approx(2 / 6, abs=1e-4)  # failures and the unasked score 0
+    assert report["accuracy_answered"] == pytest.approx(2 / 3, abs=1e-4)
+    errors = {q["id"]: q["error"] for q in report["per_question"]}
+    assert errors == {"1": None, "2": None, "3": "context too long: about 9000 tokens",
+                      "4": "no answer in the reply", "5": None, "6": None}
+
+
+def test_evidence_recall_at_k_by_hand():
+    # Evidence {3, 7}: retrieved 7 first, 3 sixth: recall@1 1/2, @5 1/2, @10 1. Evidence {0, 4}: step 0 (the
+    # start state) is left out, 4 is second: 0, 1, 1. A false premise and an answer without retrieved steps
+    # are left out.
+    from qtc.runtime.qa.answers import Answer
+
+    cases = [("a", [3, 7], [7, 1, 2, 4, 5, 3]), ("b", [0, 4], [9, 4]), ("c", None, [1, 2]), ("d", [5], None)]
+    records = [question(i, answer="not answerable" if ev is None else "12", answer_type="integer", evidence=ev)
+               for i, ev, _ in cases]
+    answers = AnswerSet(model="m", context="memory")
+    for i, _, retrieved in cases:
+        answers.answers[i] = Answer(i, "m", "memory", "12", None, "r", 1, {"prompt_tokens": 0, "completion_tokens": 0},
+                                    0.0, retrieved_steps=retrieved)
+    scored = score_run([as_question(r) for r in records], answers)
+    overall = build_report(scored, [], resamples=50)["overall"]
+    assert overall["n_retrieved"] == 2
+    assert (overall["evidence_recall@1"], overall["evidence_recall@5"], overall["evidence_recall@10"]) == \
+        (0.25, 0.75, 1.0)
+    low, high = overall["evidence_recall@1_ci"]
+    assert 0 <= low <= 0.25 <= high <= 0.5
+    plain = build_report(score_run([as_question(r) for r in records], report_questions()[1]), [], resamples=10)
+    assert plain["overall"]["n_retrieved"] == 0 and plain["overall"]["evidence_recall@5"] is None
+
+
+def test_qtc_score_prints_recall_columns_and_groups_by_horizon(tmp_path, capsys):
+    records = [question(str(i), answer="12", answer_type="integer", evidence=[i], horizon=h)
+               for i, h in ((1, 50), (2, 200), (3, None), (4, 50))]
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)
+    answers = write_jsonl(tmp_path / "answers.jsonl", [answer_record(str(i), "12", retrieved=[i] if i % 2 else [9])
+                                                       for i in range(1, 5)])
+    assert main(["score", "--qa", str(qa), "--answers", str(answers), "--by", "horizon", "--bootstrap", "20"]) == 0
+    printed = capsys.readouterr().out
+    assert "R@1 % [95% CI]" in printed and "R@10 % [95% CI]" in printed and "evidence recall@k" in printed
+    groups = [line.split("horizon: ")[1].split("│")[0].strip() for line in printed.splitlines() if "horizon:" in line]
+    assert groups == ["50", "200", "whole episode"] * 2  # the scores' table, then recall's
+    assert main(["score", "--qa", str(qa), "--answers", str(answers), "--by", "horizon", "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert "evidence_recall@1,evidence_recall@1_low" in rows[0]
+    overall = dict(zip(rows[0].split(","), rows[1].split(",")))
+    assert (overall["n_retrieved"], overall["evidence_recall@1"]) == ("4", "0.5")

@@ -17,7 +17,9 @@ from support.answering import CRAFTER, answer, crafter_questions, policy_for, re
 from support.handmade_qa import question, write_jsonl
 from support.openai_stub_server import ChatCompletionServer
 from qtc.cli import main
+from qtc.dsl.metadata import CATEGORIES
 from qtc.runtime.export.samples import SAMPLE_FEATURES, score_completion
+from qtc.runtime.export.write import fence_grids
 from qtc.runtime.trace.store import open_store
 
 CONTEXT = "budget:600"
@@ -57,8 +59,8 @@ def reply(answer: str) -> str:
 
 
 def test_samples_are_the_prompts_qtc_answer_sends(qa, crafter_trace_dir, tmp_path):
-    assert export(qa, crafter_trace_dir, "inspect", tmp_path / "inspect") == 0
-    samples = read_jsonl(tmp_path / "inspect" / "samples.jsonl")
+    assert export(qa, crafter_trace_dir, "lm-eval", tmp_path / "lm-eval") == 0
+    samples = read_jsonl(tmp_path / "lm-eval" / "samples.jsonl")
     records = read_jsonl(qa)
     assert [s["id"] for s in samples] == [r["id"] for r in records]  # the QA set's order
     out = tmp_path / "answers.jsonl"
@@ -66,12 +68,28 @@ def test_samples_are_the_prompts_qtc_answer_sends(qa, crafter_trace_dir, tmp_pat
         assert answer(qa, [crafter_trace_dir], server.url, out, "--context", CONTEXT, "--batch", "1") == 0
     sent = {json.dumps(r["messages"]) for r in server.requests}
     assert {json.dumps(s["input"]) for s in samples} == sent
+    # inspect's samples are the same but for the view grids, fenced as code for its Markdown viewer
+    assert export(qa, crafter_trace_dir, "inspect", tmp_path / "inspect") == 0
+    fenced = read_jsonl(tmp_path / "inspect" / "samples.jsonl")
+    assert {json.dumps([m | {"content": fence_grids(m["content"])} for m in r["messages"]])
+            for r in server.requests} == {json.dumps(s["input"]) for s in fenced}
+    assert [s["metadata"] for s in fenced] == [s["metadata"] for s in samples]
     tokens = {a["id"]: a["context_tokens"] for a in read_answers_file(out)}
     for sample, record in zip(samples, records):
         assert sample["target"] == record["answer"] and sample["metadata"]["context"] == CONTEXT
         assert sample["metadata"]["context_tokens"] == tokens[sample["id"]] > 0
         assert score_completion(sample["metadata"], reply(record["answer"])) == 1.0
         assert score_completion(sample["metadata"], reply("noop" if record["answer"] != "noop" else "do")) == 0.0
+
+
+def test_crafter_grids_are_fenced_as_code_and_nothing_else_changes():
+    log = ("Step 3\n  action: noop\n  standing on grass, facing left\n  view:\n    ~~...\n    _.@.\n    =====\n"
+           "  creatures in view: none\nStep 4\n  view:\n    ~~TT")
+    assert fence_grids(log) == ("Step 3\n  action: noop\n  standing on grass, facing left\n  view:\n  ```\n    ~~...\n"
+                                "    _.@.\n    =====\n  ```\n  creatures in view: none\nStep 4\n  view:\n  ```\n"
+                                "    ~~TT\n  ```")
+    jericho = "Step 1\n  action: look\n  observation: West of House ~~ a view: of the house"
+    assert fence_grids(jericho) == jericho
 
 
 def test_the_card_says_where_the_samples_come_from(qa, crafter_trace_dir, tmp_path):
@@ -124,6 +142,12 @@ def test_inspect_loads_the_samples_and_the_task(qa, crafter_trace_dir, tmp_path)
         state = TaskState(model="none/none", sample_id=sample.id, epoch=1, input=sample.input, messages=sample.input,
                           output=ModelOutput.from_content("none/none", completion), metadata=sample.metadata)
         assert asyncio.run(task.scorer[0](state, Target(sample.target))).value == expected
+    # accuracy per category beside the overall one, false premises apart as `adversarial`
+    groups = {s.metadata["qtc_category"] for s in task.dataset}
+    assert "adversarial" in groups and groups <= {*CATEGORIES, "adversarial"}
+    assert all((s.metadata["qtc_category"] == "adversarial") == s.metadata["adversarial"] for s in task.dataset)
+    assert "grouped(accuracy(), GROUP, all=False)" in (out / "task.py").read_text()
+    assert "```" in task.dataset[0].input[-1].text  # the grids fenced
 
 
 def test_lm_eval_loads_the_task(qa, crafter_trace_dir, tmp_path):

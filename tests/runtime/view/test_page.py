@@ -8,9 +8,10 @@ import base64
 import io
 import json
 import re
-from html import unescape
+from html import escape, unescape
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from support.answer_files import read_qa
@@ -23,7 +24,9 @@ from qtc.runtime.spatial.udf import SpatialData
 from qtc.runtime.trace.frames import frames_path
 from qtc.runtime.trace.store import open_store
 from qtc.runtime.view.maps import CELL, room_path
-from qtc.runtime.view.page import MAX_SCREENS, SCREEN_CELL
+from qtc.runtime.view.episodes import SCREEN_CELL
+from qtc.runtime.view.page import SMALL_N_NOTE
+from qtc.runtime.view.questions import MAX_SCREENS
 
 
 def test_the_page_fetches_nothing(page):
@@ -44,10 +47,20 @@ def test_the_page_shows_the_scorers_numbers(page, qa, answer_files, tmp_path):
             assert f"{percent_cell(metrics, 'accuracy')} · {percent_cell(metrics, 'f1')}" in html
 
 
-def test_a_row_per_question_and_model(page, qa):
+def test_a_row_per_question_with_the_models_side_by_side(page, qa):
     html = page.read_text()
-    assert html.count('<tr class="question') == 2 * len(read_qa(qa))
-    assert html.count('<svg class="chart"') == 4  # accuracy and F1, per category and per template
+    assert html.count('<tr class="question"') == len(read_qa(qa))
+    assert len(re.findall(r'<td class="prediction [^"]*" data-run=', html)) == 2 * len(read_qa(qa))
+    # accuracy and F1, per category, template, horizon and evidence age
+    assert html.count('<svg class="chart"') == 8
+    assert '<section id="by-horizon">' in html and '<section id="by-evidence_age">' in html
+    horizons = {q["horizon"] for q in read_qa(qa)}
+    assert all(f"Accuracy per horizon: {h if h else 'whole episode'}" in unescape(html) or
+               f"<th>{h if h else 'whole episode'}</th>" in html for h in horizons)
+    for q in read_qa(qa):
+        assert f'<tr class="question" id="q-{escape(q["id"])}"' in html
+    # per-template groups hold fewer than SMALL_N questions: their intervals are marked, the mark explained
+    assert '<span class="small-n" title="fewer than 30 questions' in html and f"† {SMALL_N_NOTE}." in html
 
 
 def _templates(html: str) -> dict[str, str]:
@@ -62,7 +75,8 @@ def test_the_evidence_is_the_prompts_rendering_with_the_evidence_marked(page, qa
             assert "evidence steps</th><td>none" in templates[f"q{n}"]
             continue
         details = templates[f"q{n}"]
-        evidence = templates[re.findall(r'data-fragment="(\w+)"', details)[-1]]
+        evidence = templates[re.search(r'<h4>Evidence steps[^<]*</h4><div class="fragment" data-fragment="(\w+)"',
+                                       details).group(1)]
         blocks = [unescape(b) for b in re.findall(r'<pre class="block[^"]*">(.*?)</pre>', evidence, re.S)]
         expected = render_context(EpisodeRows(con), q["episode_id"], q["env"], Shown.of_steps(q["evidence"]))
         assert expected.endswith("\n".join(blocks))
@@ -164,3 +178,89 @@ def test_the_evidence_steps_screens_are_the_stored_frames(screens_page):
 def test_without_frames_the_page_shows_no_screens(page):
     html = page.read_text()
     assert "<img" not in html and 'class="screens"' not in html
+
+
+@pytest.fixture(scope="module")
+def sent_page(qa, traces, tmp_path_factory):
+    """The page of three runs: model-a under last:3 with its first answer failed, model-b a memory whose
+    retrieved steps are each question's evidence, and `stub`'s real answers with its request log."""
+    from support.answering import answer, policy_for
+    from support.openai_stub_server import ChatCompletionServer
+    from qtc.runtime.qa.answers import Answer
+
+    root = tmp_path_factory.mktemp("sent")
+    questions = read_qa(qa)
+    usage = {"prompt_tokens": 10, "completion_tokens": 1}
+
+    def run(path, model, context, answer):
+        path.write_text("".join(json.dumps(Answer(q["id"], model, context, *answer(n, q), f"r{n}", 1, usage, 0.1,
+                                                  retrieved_steps=None if context != "memory" else q["evidence"]
+                                                  ).record()) + "\n" for n, q in enumerate(questions)))
+        return path
+
+    windowed = run(root / "a.jsonl", "model-a", "last:3",
+                   lambda n, q: ("", "context too long: about 9000 tokens") if n == 0 else (q["answer"], None))
+    memory = run(root / "b.jsonl", "model-b", "memory", lambda n, q: (q["answer"], None))
+    logged, log = root / "c.jsonl", root / "requests.jsonl"
+    with ChatCompletionServer(policy_for(questions)) as server:
+        assert answer(qa, traces, server.url, logged, "--context", "last:3", "--batch", "20", "--log-requests",
+                      str(log)) == 0
+    html = root / "report.html"
+    assert main(["report", str(qa), str(windowed), str(memory), str(logged), "--traces", *map(str, traces),
+                 "--requests", str(log), "--html", str(html), "--bootstrap", "20"]) == 0
+    sent = {json.dumps(r["messages"][-1]["content"]) for r in server.requests}
+    return html, sent
+
+
+def test_failures_what_each_model_was_sent_and_recall(sent_page, qa, traces):
+    from qtc.runtime.view.episodes import step_ranges
+
+    questions = read_qa(qa)
+    html_path, _ = sent_page
+    html = unescape(html_path.read_text())
+    assert f"{len(questions) - 1} of {len(questions)} answered" in html
+    assert f"1 of {len(questions)} asked failed (context too long 1)" in html
+    assert 'data-results="failed|' in html and "(failed: context too long: about 9000 tokens)" in html
+    assert "evidence recall@1, 5, 10 % [95% CI]" in html and "100.0 [100.0, 100.0] · 100.0 [100.0, 100.0]" in html
+    templates = _templates(html_path.read_text())
+    lengths = dict(open_store(*traces).execute("SELECT episode_id, n_steps FROM episodes").fetchall())
+    flagged = 0
+    for n, q in enumerate(questions):
+        details = unescape(templates[f"q{n}"])
+        horizon = min(q["horizon"] or lengths[q["episode_id"]], lengths[q["episode_id"]])
+        sent = range(horizon - 2, horizon + 1)
+        outside = [s for s in q["evidence"] if s not in sent]
+        summary = re.search(r"<summary>model-a \(context last:3\): (.*?)</summary>", details).group(1)
+        assert summary.startswith(f"steps {horizon - 2}-{horizon}")
+        if outside:
+            assert f"{step_ranges(outside)} not in it" in summary
+            flagged += 1
+        else:
+            assert "not in it" not in summary
+        memory_summary = re.search(r"<summary>model-b \(retrieved by its memory\): (.*?)</summary>", details).group(1)
+        assert "not in it" not in memory_summary
+    assert flagged
+
+
+def test_with_the_request_log_each_question_shows_the_request_as_sent(sent_page, qa):
+    html_path, sent = sent_page
+    templates = _templates(html_path.read_text())
+    flagged = 0
+    for n, q in enumerate(read_qa(qa)):
+        details = unescape(templates[f"q{n}"])
+        summary = re.search(r"<summary>stub \(the request as logged\): steps (\d+)-(\d+)(.*?)</summary>", details)
+        first, last = int(summary.group(1)), int(summary.group(2))
+        assert last - first == 2  # last:3, read from the logged prompt's blocks
+        outside = [s for s in q["evidence"] if not first <= s <= last]
+        assert ("not in it" in summary.group(3)) == bool(outside)
+        flagged += bool(outside)
+        fragment = re.search(r'the request as logged.*?data-fragment="(\w+)"', templates[f"q{n}"], re.S).group(1)
+        request_text = unescape(re.search(r'<pre class="request">(.*?)</pre>', templates[fragment], re.S).group(1))
+        assert json.dumps(request_text) in sent  # the user message exactly as it was sent
+    assert flagged
+
+
+def test_a_request_log_that_is_not_one_is_a_clear_error(qa, answer_files, tmp_path, capsys):
+    assert main(["report", str(qa), str(answer_files[0]), "--requests", str(qa), "--html",
+                 str(tmp_path / "r.html")]) == 2
+    assert "not a request of qtc answer --log-requests" in capsys.readouterr().err
