@@ -27,7 +27,7 @@ EXAMPLES = """examples:
       --generate "--horizon 50,100,200 --total 300" --memory none --memory last:50 --memory bm25 \\
       --model gemma-3-270m --base-url http://127.0.0.1:8000/v1 --answer "--batch 5 --timeout 600"
   qtc run out/run1 ... --dry-run             # what a rerun would reuse and what it would run
-  qtc run out/run2 --traces traces/ --memory mymemory:Provider --memory-option path=/tmp/m
+  qtc run out/run2 --traces traces/ --memory "mymemory:Provider path=/tmp/m" --memory "bm25 k=20" --model m
 """
 
 
@@ -43,9 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="further arguments of `qtc generate`, quoted (e.g. \"--horizon 50,100,200 --total 300\")")
     parser.add_argument("--memory", action="append", default=[], metavar="SPEC",
                         help="a memory to answer with, as `qtc answer --memory` takes it (none, last:N, full, bm25, "
-                             "embed, package.module:Class); repeat to compare several; each answers the same set")
-    parser.add_argument("--memory-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="an option given to every memory's provider (`qtc answer --memory-option`)")
+                             "embed, package.module:Class), then its options if any, quoted: \"bm25 k=20\" "
+                             "(`--memory-option k=20`); repeat to compare several on the same set")
     parser.add_argument("--model", help="the chat model the memories answer with (`qtc answer --model`)")
     parser.add_argument("--base-url", help="its OpenAI-compatible endpoint (`qtc answer --base-url`)")
     parser.add_argument("--answer", default="", metavar="ARGS",
@@ -90,7 +89,7 @@ def _split(flag: str, text: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 def stages(args: argparse.Namespace) -> list:
-    from qtc.errors import UserError
+    from qtc.errors import InvalidOption, UserError
 
     from . import answer, generate, play, report, score
     from ._stages import Stage
@@ -122,14 +121,17 @@ def stages(args: argparse.Namespace) -> list:
     endpoint = [*(["--model", args.model] if args.model else []),
                 *(["--base-url", args.base_url] if args.base_url else [])]
     extra = _split("answer", args.answer, ("--qa", "--traces", "--out", "--memory", "--context"))
-    options = [arg for option in args.memory_option for arg in ("--memory-option", option)]
     score_args = _split("score", args.score, ("--qa", "--answers", "--out"))
     answers = []
     for memory in dict.fromkeys(args.memory):
+        provider, *options = _split("memory", memory, ())
+        if not all("=" in option for option in options):
+            raise InvalidOption("memory", f"{memory!r}: a memory's options are KEY=VALUE after its name")
         name = name_of(memory)
         answered, scored = out / f"answers-{name}.jsonl", out / f"score-{name}.json"
         result.append(Stage(f"answer {memory}", answer,
-                            ["--qa", str(qa), "--traces", *trace_args, "--memory", memory, *options, *endpoint,
+                            ["--qa", str(qa), "--traces", *trace_args, "--memory", provider,
+                             *(arg for option in options for arg in ("--memory-option", option)), *endpoint,
                              *extra, "--out", str(answered)],
                             inputs=(qa,), outputs=(answered,)))
         result.append(Stage(f"score {memory}", score,

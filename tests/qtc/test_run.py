@@ -13,6 +13,7 @@ import pytest
 from support.answering import read_answers_file
 from support.openai_stub_server import ChatCompletionServer, Reply, _QUESTION_LINE, message_text
 from qtc.cli import main
+from qtc.commands.run import name_of
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "crafter" / "single_hop.qtpl"
 PLAY = "crafter --agent scripted --seed 3 --max-steps 25"
@@ -81,12 +82,14 @@ def copy_run(run: Path, out: Path) -> dict:
 def test_a_new_memory_runs_only_its_stages_and_the_report(tmp_path, first_run, server, capsys):
     out = tmp_path / "out"
     copy_run(first_run, out)
-    assert qtc_run(out, server.url, "--memory", "none", "--memory", "last:5") == 0
+    assert qtc_run(out, server.url, "--memory", "none", "--memory", "bm25 k=2") == 0
     printed = capsys.readouterr().out
     assert "[1/7] record" in printed and ": reused" in printed.split("[3/7]")[0]
     assert "[3/7] answer none: reused" in printed and "[4/7] score none: reused" in printed
-    assert "[5/7] answer last:5: not run yet" in printed and "[7/7] report: asked with other options" in printed
-    assert len(read_answers_file(out / "answers-last-5.jsonl")) == len((out / "qa.jsonl").read_text().splitlines())
+    assert "[5/7] answer bm25 k=2: not run yet" in printed and "[7/7] report: asked with other options" in printed
+    answers = read_answers_file(out / f"answers-{name_of('bm25 k=2')}.jsonl")
+    assert len(answers) == len((out / "qa.jsonl").read_text().splitlines())
+    assert {a["context"] for a in answers} == {"memory:bm25 k=2"} and all(len(a["retrieved_steps"]) <= 2 for a in answers)
 
 
 def test_a_stage_that_stopped_resumes_and_asks_only_what_is_missing(tmp_path, first_run, server):
@@ -140,6 +143,7 @@ def test_dry_run_lists_the_stages_and_runs_nothing(tmp_path, capsys):
     (["--play", PLAY], "give at least one --memory"),
     (["--play", PLAY, "--memory", "none", "--generate", "--out x.jsonl"], "--generate '--out x.jsonl': --out is set by qtc run itself"),
     (["--play", "crafter 'unclosed", "--memory", "none"], "--play \"crafter 'unclosed\": No closing quotation"),
+    (["--play", PLAY, "--memory", "bm25 20"], "--memory 'bm25 20': a memory's options are KEY=VALUE after its name"),
 ])
 def test_bad_arguments_are_one_line(tmp_path, capsys, argv, message):
     assert main(["run", str(tmp_path / "out"), *argv]) == 2
