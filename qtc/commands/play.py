@@ -8,7 +8,9 @@ the agent raised) finishes it as `ended_by: crashed`, the steps before it kept, 
 one line naming the step and the error (exit status 2); it too is recorded again on the next run. Crafter's `--frames` keeps every
 screen beside the trace (OUT/<id>.frames.npz), written with it; `--vision` shows the llm agent the
 screen and the HUD line instead of the text view. --jobs N records N episodes at a time, each in a
-worker process (default 1; resuming works the same).
+worker process (default 1; resuming works the same). `--agent package.module:factory` records an agent of
+your own: factory(seed) returns an object whose choose(state) returns an action, an (action, reason) pair
+or None to stop (docs/recording.md).
 """
 
 from __future__ import annotations

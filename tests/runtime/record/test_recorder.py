@@ -123,6 +123,8 @@ def test_the_documented_example_and_qtc_play_agent_module_factory_write_the_same
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, "my_agent", raising=False)
     monkeypatch.chdir(tmp_path)
+    example = (EXAMPLES / "my_agent.py").read_text()
+    assert example[example.index("import random"):] in (REPO / "docs" / "recording.md").read_text()
     runpy.run_path(str(EXAMPLES / "my_agent.py"), run_name="__main__")
     written = tmp_path / "traces" / "crafter-my-random-s0.jsonl"
     episode = read_episode(written)
