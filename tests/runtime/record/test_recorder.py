@@ -1,7 +1,8 @@
 """The recorder of a loop of the user's own (qtc.record) and `qtc play --agent package.module:factory`.
 
-The recorder writes the bytes `qtc play` writes: the session fixtures' episodes (both games), their
-actions and reasons replayed through it, come out the same files. A choice the game does not have ends
+The recorder writes the bytes `qtc play` writes: the session fixtures' episodes (Crafter's scripted one,
+three Jericho games' walkthroughs with refused commands put in), their actions and reasons replayed
+through it, come out the same files. A choice the game does not have ends
 the episode as crashed, its steps kept; a step after the end is refused; close() finishes an episode the
 game had not ended as the agent stopping; an error or Ctrl-C in a `with` block finishes it as qtc play
 would. The documented example (docs/examples/my_agent.py) runs, and gives the same file through both routes.
@@ -24,8 +25,9 @@ from qtc.runtime.record.jericho import JerichoSession
 from qtc.runtime.trace.format import is_complete, read_episode
 from qtc.runtime.trace.frames import frames_path
 
-from support.paths import REPO
-from support.recordings import CRAFTER_STEPS, JERICHO_STEPS
+from support.paths import REPO, ROMS
+from support.refusals import ROMS as REFUSALS, STEPS as REFUSAL_STEPS
+from support.recordings import CRAFTER_STEPS
 
 EXAMPLES = REPO / "docs" / "examples"
 
@@ -48,9 +50,12 @@ def test_the_recorder_writes_the_bytes_qtc_play_writes_for_crafter(crafter_recor
     assert env.path.read_bytes() == crafter_recording.path.read_bytes()
 
 
-def test_the_recorder_writes_the_bytes_qtc_play_writes_for_jericho(jericho_trace_dir, zork1_rom, tmp_path):
-    [recorded] = jericho_trace_dir.glob("*.jsonl")
-    env = replay(recorded, tmp_path, rom=zork1_rom, max_steps=JERICHO_STEPS)
+@pytest.mark.parametrize("game", sorted(REFUSALS))
+def test_the_recorder_writes_the_bytes_qtc_play_writes_for_jericho(game, refusal_traces, tmp_path):
+    """The walkthrough prefixes with refused commands put in (recorded without the valid-action finder,
+    which takes most of a Jericho recording's time)."""
+    [recorded] = refusal_traces.glob(f"{game}-*.jsonl")
+    env = replay(recorded, tmp_path, rom=ROMS / REFUSALS[game], max_steps=REFUSAL_STEPS, valid_actions=False)
     assert env.path.name == recorded.name and env.path.read_bytes() == recorded.read_bytes()
 
 
