@@ -80,6 +80,8 @@ def _is_own(agent: str) -> bool:
 
 def _agent_name(args: argparse.Namespace) -> str:
     agent = args.agent or AGENTS[args.game][0]
+    if args.vision and (agent != "llm" or args.game != "crafter"):
+        raise UserError("--vision is for Crafter's llm agent")
     if _is_own(agent):
         _import_factory(agent)  # a factory that does not import is refused before anything is recorded
         return args.agent_name or agent.partition(":")[0].rpartition(".")[2]
@@ -90,8 +92,6 @@ def _agent_name(args: argparse.Namespace) -> str:
                         "or package.module:factory)")
     if agent == "llm" and not (args.base_url and args.model):
         raise UserError("the llm agent needs --base-url and --model")
-    if args.vision and (agent != "llm" or args.game != "crafter"):
-        raise UserError("--vision is for Crafter's llm agent")
     return agent
 
 
