@@ -141,27 +141,31 @@ def _specs(args: argparse.Namespace, agent_name: str):
 def _episode(args: argparse.Namespace, agent_name: str, seed: int):
     from qtc.runtime.record.games import find_game
 
+    agent = args.agent or AGENTS[args.game][0]
+    own = _own_agent(agent, seed) if _is_own(agent) else None  # before the game: a broken factory fails fast
     options = _options(args, agent_name)
     session = find_game(args.game, options).start(options, seed)
-    return session, _agent(args, agent_name, seed, session)
+    return session, own if own is not None else _built_in_agent(args, agent, seed, session)
 
 
-def _agent(args: argparse.Namespace, agent_name: str, seed: int, session):
+def _own_agent(spec: str, seed: int):
+    """The agent `package.module:factory` makes for the episode at `seed`."""
+    try:
+        own = _import_factory(spec)(seed)
+    except UserError:
+        raise
+    except Exception as error:  # the user's factory: anything it raises is its fault
+        raise UserError(f"--agent {spec}: the factory failed for seed {seed} ({type(error).__name__}: "
+                        f"{error})") from None
+    if not callable(getattr(own, "choose", None)):
+        raise UserError(f"--agent {spec}: what it made ({type(own).__name__}) has no method choose(state)")
+    return own
+
+
+def _built_in_agent(args: argparse.Namespace, agent: str, seed: int, session):
     from qtc.runtime.record.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent, WalkthroughAgent
     from qtc.runtime.record.crafter import vision_prompt
 
-    agent = args.agent or AGENTS[args.game][0]
-    if _is_own(agent):
-        try:
-            own = _import_factory(agent)(seed)
-        except UserError:
-            raise
-        except Exception as error:  # the user's factory: anything it raises is its fault
-            raise UserError(f"--agent {agent}: the factory failed for seed {seed} ({type(error).__name__}: "
-                            f"{error})") from None
-        if not callable(getattr(own, "choose", None)):
-            raise UserError(f"--agent {agent}: what it made ({type(own).__name__}) has no method choose(state)")
-        return own
     actions = session.actions or ()
     if agent == "walkthrough":
         return WalkthroughAgent(session.env.get_walkthrough())
