@@ -4,8 +4,9 @@ The language is `qtc.dsl` (the folder `dsl/`: parse, check, compile, and an inde
 evaluator) with its grammar in `qtc.grammar`; the standard library of templates is `qtc.templates`; the
 runtime, one subpackage per stage of the workflow (record, trace, spatial, generate, qa, evaluate), is
 `qtc.runtime`. This package holds the command line (`qtc.cli`, `qtc.commands`), the user-facing error
-(`qtc.errors`), atomic file writes (`qtc.files`) and the public Python API of memory providers
-(`qtc.memory`). docs/architecture.md draws the stages.
+(`qtc.errors`), atomic file writes (`qtc.files`) and the public Python API: memory providers
+(`qtc.memory`) and the recorder of an agent of the user's own (`qtc.record`, the public face of
+runtime/record/recorder.py). docs/architecture.md draws the stages.
 """
 
 __version__ = "0.5.1"

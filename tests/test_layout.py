@@ -33,6 +33,7 @@ RULES = [
     ("qtc.dsl", NEVER, ("qtc.runtime", "qtc.cli", "qtc.commands", "argparse")),  # nor parses flags
     ("qtc.dsl.reference", ONLY, ("qtc.dsl",)),
     ("qtc.dsl.reference", NEVER, ("qtc.dsl.compile", "qtc.dsl.ir")),  # an independent reading: not the compiler's
+    ("qtc.record", ONLY, ("qtc.runtime.record",)),  # the public face of the recorder, nothing more
     ("qtc.runtime", ONLY, ("qtc.dsl", "qtc.templates", *ERRORS_AND_FILES)),
     ("qtc.runtime", NEVER, ("argparse",)),  # nothing here parses flags
     ("qtc.runtime.chat", ONLY, ("qtc.dsl", *ERRORS_AND_FILES)),  # the stages use it, not the other way round

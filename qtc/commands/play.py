@@ -8,13 +8,16 @@ the agent raised) finishes it as `ended_by: crashed`, the steps before it kept, 
 one line naming the step and the error (exit status 2); it too is recorded again on the next run. Crafter's `--frames` keeps every
 screen beside the trace (OUT/<id>.frames.npz), written with it; `--vision` shows the llm agent the
 screen and the HUD line instead of the text view. --jobs N records N episodes at a time, each in a
-worker process (default 1; resuming works the same).
+worker process (default 1; resuming works the same). `--agent package.module:factory` records an agent of
+your own: factory(seed) returns an object whose choose(state) returns an action, an (action, reason) pair
+or None to stop (docs/recording.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -30,6 +33,7 @@ EXAMPLES = """examples:
   qtc play crafter --agent llm --base-url http://localhost:8000/v1 --model qwen --max-steps 100
   qtc play crafter --agent scripted --frames --episodes 5 --out traces/
   qtc play crafter --agent llm --vision --frames --base-url http://localhost:8000/v1 --model qwen-vl
+  qtc play crafter --agent my_agents:make_agent --seed 0 --episodes 5 --out traces/
 """
 
 AGENTS = {"jericho": ("walkthrough", "random", "llm"), "crafter": ("scripted", "random", "llm")}
@@ -39,7 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("game", choices=sorted(AGENTS), help="jericho or crafter")
     parser.add_argument("--rom", type=Path, help="Jericho story file (.z3/.z5/.z8)")
     parser.add_argument("--agent", help="walkthrough, random or llm (Jericho); scripted, random or llm "
-                                        "(Crafter); default: walkthrough / scripted")
+                                        "(Crafter); or an agent of your own, package.module:factory, where "
+                                        "factory(seed) returns an object whose choose(state) returns an "
+                                        "action, an (action, reason) pair or None to stop (importable from "
+                                        "the working directory); default: walkthrough / scripted")
+    parser.add_argument("--agent-name", help="an agent of your own: its name in the trace and the file names "
+                                             "(default: the last part of its module's name)")
     parser.add_argument("--seed", type=int, help="seed of the first episode (default: Jericho's "
                                                  "walkthrough seed, or 0)")
     parser.add_argument("--episodes", type=int, default=1, help="number of episodes (default 1)")
@@ -64,77 +73,108 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _is_own(agent: str) -> bool:
+    """Whether --agent names an agent of the user's own (package.module:factory)."""
+    return ":" in agent
+
+
 def _agent_name(args: argparse.Namespace) -> str:
     agent = args.agent or AGENTS[args.game][0]
+    if args.vision and (agent != "llm" or args.game != "crafter"):
+        raise UserError("--vision is for Crafter's llm agent")
+    if _is_own(agent):
+        _import_factory(agent)  # a factory that does not import is refused before anything is recorded
+        return args.agent_name or agent.partition(":")[0].rpartition(".")[2]
+    if args.agent_name:
+        raise UserError("--agent-name is for an agent of your own (--agent package.module:factory)")
     if agent not in AGENTS[args.game]:
-        raise UserError(f"unknown agent '{agent}' for {args.game} (choose from {', '.join(AGENTS[args.game])})")
+        raise UserError(f"unknown agent '{agent}' for {args.game} (choose from {', '.join(AGENTS[args.game])}, "
+                        "or package.module:factory)")
     if agent == "llm" and not (args.base_url and args.model):
         raise UserError("the llm agent needs --base-url and --model")
-    if args.game != "crafter" and (args.frames or args.vision):
-        raise UserError("--frames and --vision are for Crafter (Jericho has no screen)")
-    if args.vision and agent != "llm":
-        raise UserError("--vision is for the llm agent")
     return agent
 
 
-def _jericho_specs(args: argparse.Namespace, agent_name: str):
-    from qtc.runtime.record.jericho import resolve_seed
+def _import_factory(spec: str):
+    """The factory that `package.module:factory` names, imported from the working directory."""
+    import importlib
+
+    module_name, _, factory_name = spec.partition(":")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # the user's module: anything it raises on import is its fault
+        raise UserError(f"--agent {spec}: cannot import {module_name} ({type(error).__name__}: {error})") from None
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise UserError(f"--agent {spec}: {module_name} has no function or class {factory_name!r}")
+    return factory
+
+
+def _options(args: argparse.Namespace, agent_name: str):
+    from qtc.runtime.record.games import EpisodeOptions
+
+    return EpisodeOptions(agent=agent_name, seed=args.seed, rom=args.rom, max_steps=args.max_steps,
+                          frames=args.frames, valid_actions=not args.no_valid_actions,
+                          ordered_objects=not args.unordered_objects)
+
+
+def _specs(args: argparse.Namespace, agent_name: str):
     from qtc.runtime.record.episodes import EpisodeSpec
+    from qtc.runtime.record.games import find_game
     from qtc.runtime.trace.format import episode_id
 
-    if args.rom is None:
-        raise UserError("qtc play jericho needs --rom PATH (a Jericho story file)")
-    if not args.rom.is_file():
-        raise UserError(f"{args.rom}: no such story file")
-    if not args.no_valid_actions:
+    options = _options(args, agent_name)
+    game = find_game(args.game, options)
+    if args.game == "jericho" and not args.no_valid_actions:
         print(f"the valid-action finder takes 1-3 s a step (up to {args.max_steps} steps an episode: "
               f"{args.max_steps}-{3 * args.max_steps} s); --no-valid-actions skips it",
               file=sys.stderr, flush=True)
-    first = resolve_seed(args.rom, args.seed)
-    for seed in range(first, first + args.episodes):
-        yield EpisodeSpec(episode_id(args.rom.stem, agent_name, seed),
-                          functools.partial(_jericho_episode, args, agent_name, seed))
+    first = game.first_seed(options)
+    return [EpisodeSpec(episode_id(game.name(options), agent_name, seed),
+                        functools.partial(_episode, args, agent_name, seed))
+            for seed in range(first, first + args.episodes)]
 
 
-# The sessions and agents are made by module functions, so that a worker process can make them (--jobs).
-def _jericho_episode(args: argparse.Namespace, agent_name: str, seed: int):
-    from qtc.runtime.record.agents import LLMAgent, RandomAgent, WalkthroughAgent
-    from qtc.runtime.record.jericho import JerichoSession
+# The sessions and agents are made by a module function, so that a worker process can make them (--jobs).
+def _episode(args: argparse.Namespace, agent_name: str, seed: int):
+    from qtc.runtime.record.games import find_game
 
-    session = JerichoSession(args.rom, seed, agent_name, not args.no_valid_actions)
-    if agent_name == "walkthrough":
-        agent = WalkthroughAgent(session.env.get_walkthrough())
-    elif agent_name == "random":
-        agent = RandomAgent(seed)
-    else:
-        agent = LLMAgent(args.base_url, args.model, "jericho")
-    return session, agent
+    agent = args.agent or AGENTS[args.game][0]
+    own = _own_agent(agent, seed) if _is_own(agent) else None  # before the game: a broken factory fails fast
+    options = _options(args, agent_name)
+    session = find_game(args.game, options).start(options, seed)
+    return session, own if own is not None else _built_in_agent(args, agent, seed, session)
 
 
-def _crafter_specs(args: argparse.Namespace, agent_name: str):
-    from qtc.runtime.record.episodes import EpisodeSpec
-    from qtc.runtime.trace.format import episode_id
+def _own_agent(spec: str, seed: int):
+    """The agent `package.module:factory` makes for the episode at `seed`."""
+    try:
+        own = _import_factory(spec)(seed)
+    except UserError:
+        raise
+    except Exception as error:  # the user's factory: anything it raises is its fault
+        raise UserError(f"--agent {spec}: the factory failed for seed {seed} ({type(error).__name__}: "
+                        f"{error})") from None
+    if not callable(getattr(own, "choose", None)):
+        raise UserError(f"--agent {spec}: what it made ({type(own).__name__}) has no method choose(state)")
+    return own
 
-    first = 0 if args.seed is None else args.seed
-    for seed in range(first, first + args.episodes):
-        yield EpisodeSpec(episode_id("crafter", agent_name, seed),
-                          functools.partial(_crafter_episode, args, agent_name, seed))
 
+def _built_in_agent(args: argparse.Namespace, agent: str, seed: int, session):
+    from qtc.runtime.record.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent, WalkthroughAgent
+    from qtc.runtime.record.crafter import vision_prompt
 
-def _crafter_episode(args: argparse.Namespace, agent_name: str, seed: int):
-    from qtc.dsl import crafter_data
-    from qtc.runtime.record.agents import LLMAgent, RandomAgent, ScriptedCrafterAgent
-    from qtc.runtime.record.crafter import CrafterSession, vision_prompt
-
-    session = CrafterSession(seed, agent_name, args.max_steps, not args.unordered_objects, args.frames)
-    if agent_name == "scripted":
-        agent = ScriptedCrafterAgent(seed)
-    elif agent_name == "random":
-        agent = RandomAgent(seed, crafter_data.ACTIONS)
-    else:
-        agent = LLMAgent(args.base_url, args.model, "crafter", crafter_data.ACTIONS,
-                         vision_prompt(crafter_data.ACTIONS) if args.vision else None)
-    return session, agent
+    actions = session.actions or ()
+    if agent == "walkthrough":
+        return WalkthroughAgent(session.env.get_walkthrough())
+    if agent == "scripted":
+        return ScriptedCrafterAgent(seed)
+    if agent == "random":
+        return RandomAgent(seed, actions)
+    return LLMAgent(args.base_url, args.model, session.env_name, actions,
+                    vision_prompt(actions) if args.vision else None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.episodes < 1 or args.max_steps < 1 or args.jobs < 1:
         raise UserError("--episodes, --max-steps and --jobs must be at least 1")
     agent_name = _agent_name(args)
-    specs = (_jericho_specs if args.game == "jericho" else _crafter_specs)(args, agent_name)
+    specs = _specs(args, agent_name)
     recorded, skipped = record_episodes(specs, args.out, args.max_steps, show_progress=not args.quiet,
                                         jobs=args.jobs)
     print(f"recorded {len(recorded)} episode(s), skipped {len(skipped)} already complete, in {args.out}")

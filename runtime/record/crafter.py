@@ -108,6 +108,7 @@ class CrafterSession:
     """
 
     env_name = "crafter"
+    actions = data.ACTIONS  # the game's actions, by name
 
     def __init__(self, seed: int, agent_name: str, max_steps: int, ordered_objects: bool = True,
                  keep_frames: bool = False):
@@ -178,9 +179,14 @@ class CrafterSession:
         self._achievements = dict(counts)
         return gained
 
+    @staticmethod
+    def action_problem(action) -> str | None:
+        """Why `action` is not one of Crafter's actions (by name), or None if it is."""
+        if isinstance(action, str) and action in data.ACTIONS:
+            return None
+        return f"{action!r} is not a Crafter action (one of {', '.join(data.ACTIONS)})"
+
     def step(self, step: int, choice: Choice) -> dict:
-        if choice.action not in data.ACTIONS:
-            raise ValueError(f"unknown Crafter action {choice.action!r}")
         before = self.state
         self._damage.watch()
         frame, reward, done, _ = self.env.step(data.ACTIONS.index(choice.action))

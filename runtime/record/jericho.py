@@ -261,6 +261,7 @@ class JerichoSession:
     """One live Jericho episode, stepped by the recorder; `state` is what the agent sees."""
 
     env_name = "jericho"
+    actions = None  # any command: the valid ones of a state are in its `valid_actions`
 
     def __init__(self, rom: Path, seed: int | None, agent_name: str, record_valid_actions: bool = True):
         self.rom = Path(rom)
@@ -341,6 +342,19 @@ class JerichoSession:
         return {"step": step, "observation": observation, "room": room,
                 "room_name": self._titles[room], "inventory": inventory, "score": score,
                 "valid_actions": valid_actions(self.env) if self._record_valid_actions else None}
+
+    @staticmethod
+    def action_problem(action) -> str | None:
+        """Why `action` is not a command the game can be given, or None: any text is a command, if it is one
+        line (a line break would give the interpreter a second command) that its input buffer holds whole."""
+        if not isinstance(action, str) or not action.strip():
+            return f"{action!r} is not a command (a Jericho command is a line of text)"
+        if not action.isprintable():
+            return f"{action!r} is not a command (it holds a line break or a control character)"
+        if len(action.encode("utf-8")) > jericho.jericho.INPUT_BUFFER_SIZE:
+            return (f"{action[:40]!r}... is not a command (longer than the {jericho.jericho.INPUT_BUFFER_SIZE} "
+                    "bytes the interpreter reads)")
+        return None
 
     def step(self, step: int, choice: Choice) -> dict:
         before = self.state

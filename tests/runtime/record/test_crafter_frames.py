@@ -132,8 +132,8 @@ def test_qtc_play_frames_and_its_flags(tmp_path, capsys):
                  "--quiet"]) == 0
     assert (out / "crafter-scripted-s1.frames.npz").exists() and not (out / "crafter-scripted-s0.frames.npz").exists()
     assert "crafter-scripted-s0.jsonl; delete them to record them again with frames" in capsys.readouterr().err
-    for flags, message in ((["jericho", "--frames"], "--frames and --vision are for Crafter"),
-                           (["crafter", "--vision"], "--vision is for the llm agent")):
+    for flags, message in ((["jericho", "--frames"], "--frames is for Crafter (Jericho has no screen)"),
+                           (["crafter", "--vision"], "--vision is for Crafter's llm agent")):
         assert main(["play", *flags, "--out", str(out)]) == 2
         assert message in capsys.readouterr().err
 
