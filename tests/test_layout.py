@@ -38,6 +38,7 @@ RULES = [
     ("qtc.runtime", NEVER, ("argparse",)),  # nothing here parses flags
     ("qtc.runtime.chat", ONLY, ("qtc.dsl", *ERRORS_AND_FILES)),  # the stages use it, not the other way round
     ("qtc.runtime.episode_rows", ONLY, ()),  # likewise
+    ("qtc.runtime.user_code", ONLY, ERRORS_AND_FILES),  # likewise
     ("qtc.runtime.record", ONLY, ("qtc.dsl", "qtc.runtime.trace", "qtc.runtime.chat", *ERRORS_AND_FILES)),
     ("qtc.runtime.trace", ONLY, ("qtc.dsl", "qtc.runtime.spatial", *ERRORS_AND_FILES)),
     ("qtc.runtime.spatial", ONLY, ("qtc.dsl", "qtc.runtime.episode_rows")),
@@ -50,7 +51,8 @@ RULES = [
     ("qtc.runtime.export", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.trace", "qtc.runtime.evaluate",
                                   *ERRORS_AND_FILES)),
     ("qtc.runtime.memory", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.trace", "qtc.runtime.chat",
-                                  "qtc.runtime.episode_rows", "qtc.runtime.evaluate", *ERRORS_AND_FILES)),
+                                  "qtc.runtime.episode_rows", "qtc.runtime.evaluate", "qtc.runtime.user_code",
+                                  *ERRORS_AND_FILES)),
     ("qtc.runtime.view", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.evaluate", "qtc.runtime.spatial",
                                 "qtc.runtime.trace", "qtc.runtime.episode_rows", *ERRORS_AND_FILES)),
 ]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from pathlib import Path
 
@@ -97,18 +96,11 @@ def _agent_name(args: argparse.Namespace) -> str:
 
 def _import_factory(spec: str):
     """The factory that `package.module:factory` names, imported from the working directory."""
-    import importlib
+    from qtc.runtime.user_code import import_named
 
-    module_name, _, factory_name = spec.partition(":")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # the user's module: anything it raises on import is its fault
-        raise UserError(f"--agent {spec}: cannot import {module_name} ({type(error).__name__}: {error})") from None
-    factory = getattr(module, factory_name, None)
+    factory = import_named(spec, "--agent")
     if not callable(factory):
-        raise UserError(f"--agent {spec}: {module_name} has no function or class {factory_name!r}")
+        raise UserError(f"--agent {spec}: {spec.partition(':')[2]} is not a function or class")
     return factory
 
 
@@ -150,13 +142,14 @@ def _episode(args: argparse.Namespace, agent_name: str, seed: int):
 
 def _own_agent(spec: str, seed: int):
     """The agent `package.module:factory` makes for the episode at `seed`."""
+    from qtc.runtime.user_code import one_line
+
     try:
         own = _import_factory(spec)(seed)
     except UserError:
         raise
     except Exception as error:  # the user's factory: anything it raises is its fault
-        raise UserError(f"--agent {spec}: the factory failed for seed {seed} ({type(error).__name__}: "
-                        f"{error})") from None
+        raise UserError(f"--agent {spec}: the factory failed for seed {seed} ({one_line(error)})") from None
     if not callable(getattr(own, "choose", None)):
         raise UserError(f"--agent {spec}: what it made ({type(own).__name__}) has no method choose(state)")
     return own

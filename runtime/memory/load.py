@@ -9,13 +9,11 @@ that does not take its options or lacks a method of the protocol is a one-line U
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from dataclasses import dataclass
 
 from qtc.errors import InvalidOption, UserError
 from qtc.runtime.evaluate.context import ContextMode
+from qtc.runtime.user_code import import_named, one_line
 
 from .builtin import BM25Provider, ContextProvider
 from .embed import EmbedProvider
@@ -81,27 +79,6 @@ def _builtin(name: str, options: dict[str, str], endpoint: Endpoint):
                             "attempts": endpoint.attempts, **options})
 
 
-def _one_line(error: BaseException) -> str:
-    return " ".join(f"{type(error).__name__}: {error}".split())
-
-
-def _imported(name: str):
-    """The class (or factory) `package.module:Class` names, imported from the working directory first."""
-    module_name, _, attribute = name.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    importlib.invalidate_caches()
-    try:
-        found = importlib.import_module(module_name)
-    except Exception as error:
-        raise UserError(f"--memory {name}: cannot import {module_name} ({_one_line(error)})") from None
-    for part in attribute.split("."):
-        if not hasattr(found, part):
-            raise UserError(f"--memory {name}: {module_name} has no {attribute}")
-        found = getattr(found, part)
-    return found
-
-
 def _entry_point(name: str):
     from importlib.metadata import entry_points
 
@@ -113,7 +90,7 @@ def _entry_point(name: str):
     try:
         return point.load()
     except Exception as error:
-        raise UserError(f"--memory {name}: cannot load the entry point {point.value} ({_one_line(error)})") from None
+        raise UserError(f"--memory {name}: cannot load the entry point {point.value} ({one_line(error)})") from None
 
 
 def load_provider(spec: MemorySpec, endpoint: Endpoint = Endpoint()) -> LoadedProvider:
@@ -124,13 +101,13 @@ def load_provider(spec: MemorySpec, endpoint: Endpoint = Endpoint()) -> LoadedPr
         if builtin:
             instance = _builtin(spec.name, options, endpoint)
         else:
-            factory = _imported(spec.name) if ":" in spec.name else _entry_point(spec.name)
+            factory = import_named(spec.name, "--memory") if ":" in spec.name else _entry_point(spec.name)
             instance = factory(**options)
     except UserError:
         raise
     except Exception as error:  # options the class does not take, or its constructor failing
         raise UserError(f"--memory {spec.name}: cannot make the provider with options {options} "
-                        f"({_one_line(error)})") from None
+                        f"({one_line(error)})") from None
     lacking = [method for method in ("reset", "observe") if not callable(getattr(instance, method, None))]
     answers, retrieves = (callable(getattr(instance, method, None)) for method in ("answer", "retrieve"))
     if not answers and not retrieves:

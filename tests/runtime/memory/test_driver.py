@@ -122,7 +122,7 @@ def test_a_provider_that_fails_to_observe_gives_the_questions_still_to_come_an_e
     ("no_such_module:Provider", [], "--memory no_such_module:Provider: cannot import no_such_module "
                                     "(ModuleNotFoundError: No module named 'no_such_module')"),
     ("support.memory_providers:Nothing", [], "--memory support.memory_providers:Nothing: "
-                                             "support.memory_providers has no Nothing"),
+                                             "support.memory_providers has no 'Nothing'"),
     ("support.memory_providers:LacksObserve", [], "--memory support.memory_providers:LacksObserve: LacksObserve "
                                                   "lacks the method(s) observe of a memory provider"),
     (RECORDER, ["size=3"], f"--memory {RECORDER}: cannot make the provider with options {{'size': '3'}}"),

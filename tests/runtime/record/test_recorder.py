@@ -175,7 +175,7 @@ def test_qtc_play_agent_module_factory_with_frames_is_the_recorder_with_frames(t
     assert np.array_equal(np.load(frames_path(env.path))["frames"], np.load(frames_path(played))["frames"])
     capsys.readouterr()
     for spec, message in (("no_such_module:make", "cannot import no_such_module (ModuleNotFoundError"),
-                          ("scripted_moves:missing", "scripted_moves has no function or class 'missing'"),
+                          ("scripted_moves:missing", "scripted_moves has no 'missing'"),
                           ("scripted_moves:broken", "what it made (object) has no method choose(state)")):
         assert main(["play", "crafter", "--agent", spec, "--out", "bad", "--quiet"]) == 2
         error = capsys.readouterr().err
