@@ -20,6 +20,11 @@ def example_files() -> dict[str, str]:
     return {block.split(":", 1)[0].removeprefix("# "): block for block in blocks if block.startswith("# ")}
 
 
+def test_the_readme_shows_the_documented_retrieval_provider():
+    """README's provider is docs/memory.md's, as tested here: the two copies never drift apart."""
+    assert f"```python\n{example_files()['recent_words.py']}```" in (REPO / "README.md").read_text()
+
+
 def test_the_documented_providers_run(tmp_path, monkeypatch, trace_db, crafter_trace_dir):
     files = example_files()
     assert set(files) == {"notes.py", "recent_words.py"}
