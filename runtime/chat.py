@@ -147,7 +147,8 @@ class ChatClient:
     def embeddings(self, texts: list[str]) -> list[list[float]]:
         """The vectors of `texts`, in order, from the endpoint's `/embeddings` with this client's model (an
         embedding model). Rate limits, server errors and timeouts are retried by the openai client itself
-        (up to the attempts given); any failure left is one line naming the endpoint."""
+        (up to the attempts given); any failure left is one line naming the endpoint. A server that gives one
+        vector per token (llama-cpp-python serving a model without a pooling layer) has them averaged."""
         import openai
 
         try:
@@ -157,11 +158,32 @@ class ChatClient:
             raise UserError(f"{self.endpoint}: embeddings: cannot connect ({_cause(error)})") from None
         except openai.APIError as error:
             raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {_describe(error)}") from None
-        vectors = [item.embedding for item in sorted(reply.data, key=lambda item: item.index)]
+        try:
+            vectors = [mean_pooled(item.embedding) for item in sorted(reply.data, key=lambda item: item.index)]
+        except (TypeError, ValueError):
+            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: a reply that is not vectors of "
+                            "numbers") from None
         if len(vectors) != len(texts):
             raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {len(vectors)} vector(s) "
                             f"for {len(texts)} text(s)")
         return vectors
+
+
+def mean_pooled(embedding: list) -> list[float]:
+    """One text's vector: the embedding as sent, or the mean of its tokens' vectors where the server sent one
+    vector per token.
+
+    >>> mean_pooled([1.0, 2.0]), mean_pooled([[1.0, 2.0], [3.0, 6.0]])
+    ([1.0, 2.0], [2.0, 4.0])
+    """
+    if embedding and all(isinstance(token, list) for token in embedding):
+        width = len(embedding[0])
+        if any(len(token) != width for token in embedding):
+            raise ValueError("token vectors of different lengths")
+        return [sum(column) / len(embedding) for column in zip(*embedding)]
+    if not all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in embedding):
+        raise TypeError("not a vector of numbers")
+    return [float(value) for value in embedding]
 
 
 def image_part(png: bytes) -> dict:
