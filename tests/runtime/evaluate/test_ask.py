@@ -98,7 +98,7 @@ def test_the_context_mode_reaches_the_prompt(tmp_path, crafter_db, crafter_trace
     qa = write_jsonl(tmp_path / "qa.jsonl", records)
     out = tmp_path / "answers.jsonl"
     with ChatCompletionServer(policy_for(records)) as server:
-        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", mode) == 0
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", mode, "--batch", "10") == 0
     prompts = [r["messages"][-1]["content"] for r in server.requests]
     if mode == "last:3":
         assert len(prompts) == 1 and "LOG (steps 28 to 30; earlier steps are not shown)" in prompts[0]
@@ -117,7 +117,7 @@ def test_context_none_sends_no_steps(tmp_path, crafter_db, crafter_trace_dir):
     qa = write_jsonl(tmp_path / "qa.jsonl", records)
     out = tmp_path / "answers.jsonl"
     with ChatCompletionServer(policy_for(records)) as server:
-        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", "none") == 0
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", "none", "--batch", "10") == 0
     assert len(server.requests) == 1  # no log, so nothing tells the horizons' contexts apart
     system, user = (message_text(m) for m in server.requests[0]["messages"])
     assert "your log of it is not shown" in system and "log is shown" not in system
