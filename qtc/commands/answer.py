@@ -58,9 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="completion tokens per request at most (default: room for each question's "
                              "answer and the JSON around them)")
     parser.add_argument("--json-mode", default="schema", metavar="schema|object|off",
-                        help="response_format sent: the answers' JSON schema (default; the shortest replies), "
-                             "any JSON object, or off (for servers that refuse it); replies are read as free "
-                             "text whatever it is")
+                        help="response_format sent: the answers' JSON schema (default; the shortest replies; "
+                             "in the first dialect the server takes: OpenAI's and vLLM's json_schema, then "
+                             "llama-cpp-python's), any JSON object, or off; replies are read as free text "
+                             "whatever it is")
     parser.add_argument("--max-connections", type=int, default=1, metavar="N",
                         help="requests under way at once (default 1; more for a hosted API; a local server "
                              "answering one at a time gains nothing)")
