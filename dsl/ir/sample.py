@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from qtc.dsl.sql import ident, sql_string
 
-from .sql import CAP_VARIABLE, NO_HORIZON, SCOPE, SEED_VARIABLE, pcol
+from .sql import CAP_VARIABLE, DEFAULT_CAP, SCOPE, SEED_VARIABLE, pcol
 
-CAP_SQL = f"COALESCE(TRY_CAST(getvariable({sql_string(CAP_VARIABLE)}) AS BIGINT), {NO_HORIZON})"
+CAP_SQL = f"COALESCE(TRY_CAST(getvariable({sql_string(CAP_VARIABLE)}) AS BIGINT), {DEFAULT_CAP})"
 SEED_SQL = f"COALESCE(getvariable({sql_string(SEED_VARIABLE)}), 0)"
 MAX_TOP_N = 1_000_000  # DuckDB's min_by(x, order, n) takes n below this
 

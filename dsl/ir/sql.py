@@ -15,9 +15,13 @@ from qtc.dsl.sql import ident
 
 # The statement's variables, set on the connection before it runs (`SET VARIABLE name = value`).
 HORIZON_VARIABLE = "qtc_horizon"  # the horizon N: steps 0..N are visible (unset: whole episodes)
-CAP_VARIABLE = "qtc_max_candidates"  # at most this many parameter bindings per episode (unset: all)
+CAP_VARIABLE = "qtc_max_candidates"  # at most this many parameter bindings per episode (unset: DEFAULT_CAP)
 SEED_VARIABLE = "qtc_seed"  # which bindings the cap keeps: a seeded hash order, the same on every run
 NO_HORIZON = 9223372036854775807
+# The cap of a sampled statement run without the variable (as `qtc compile --explain` prints it): small
+# enough for the arithmetic and min_by's count of the sample (ir/sample.py), which INT64's maximum overflows.
+# Generation always sets the variable.
+DEFAULT_CAP = 16
 
 SCOPE = "ep"  # the node holding the env's episodes: the context of a node keyed by the episode alone
 

@@ -17,8 +17,9 @@ def add_endpoint_arguments(parser: argparse.ArgumentParser, model_required: bool
     parser.add_argument("--model", required=model_required, help="model name sent to the endpoint")
     parser.add_argument("--base-url", help="OpenAI-compatible API base URL (default: the openai client's: "
                                            "OPENAI_BASE_URL, else OpenAI's); the key is read from OPENAI_API_KEY")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="time limit of one request (default 120)")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                        help="time limit of one request (default 600: a local model on a CPU may take "
+                             "minutes a request; a request that timed out is not sent again)")
     parser.add_argument("--attempts", type=int, default=6, metavar="N",
                         help="tries per request on rate limits, server errors and timeouts (default 6)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

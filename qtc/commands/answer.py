@@ -65,16 +65,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="screens a mosaic image at most (default 200)")
     layout.add_argument("--mosaic-per-batch", type=int, default=10, metavar="N",
                         help="mosaic images a request at most (default 10); more screens are thinned evenly")
-    parser.add_argument("--batch", type=int, default=10, metavar="N",
-                        help="questions per request at most (default 10); a slow local model may need fewer, "
-                             "or a longer --timeout")
+    parser.add_argument("--batch", type=int, default=5, metavar="N",
+                        help="questions per request at most (default 5, for a local model on a CPU; a hosted "
+                             "API takes more)")
     parser.add_argument("--max-tokens", type=int, metavar="N",
                         help="completion tokens per request at most (default: room for each question's "
                              "answer and the JSON around them)")
     parser.add_argument("--json-mode", default="schema", metavar="schema|object|off",
-                        help="response_format sent: the answers' JSON schema (default; the shortest replies), "
-                             "any JSON object, or off (for servers that refuse it); replies are read as free "
-                             "text whatever it is")
+                        help="response_format sent: the answers' JSON schema (default; the shortest replies; "
+                             "in the first dialect the server takes: OpenAI's and vLLM's json_schema, then "
+                             "llama-cpp-python's), any JSON object, or off; replies are read as free text "
+                             "whatever it is")
     parser.add_argument("--max-connections", type=int, default=1, metavar="N",
                         help="requests under way at once (default 1; more for a hosted API; a local server "
                              "answering one at a time gains nothing)")
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     from qtc.errors import UserError
     from qtc.runtime.chat import RequestTimedOut
-    from qtc.runtime.evaluate.ask import (Answerer, AskOptions, estimate_tokens, pending_questions,
+    from qtc.runtime.evaluate.ask import (Answerer, AskOptions, counted_tokens, estimate_tokens, pending_questions,
                                           plan_batches, prepare_requests)
     from qtc.runtime.qa.appendlog import AppendLog
     from qtc.runtime.evaluate.frames import Mosaic, VisualMode, describe, image_cost, with_screens
@@ -117,11 +118,18 @@ def run(args: argparse.Namespace) -> int:
     requests = prepare_requests(con, plan_batches(con, pending, mode, args.batch))
     if isinstance(mode, VisualMode):
         requests = with_screens(con, requests, mode, layout)
+    counted = None
     if requests:
+        if client is not None:
+            client.check()
         sizes = [estimate_tokens(r.messages()) for r in requests]
-        largest = requests[sizes.index(max(sizes))].batch
-        print(f"{len(pending)} question(s) to ask in {len(requests)} request(s); the longest prompt is about "
-              f"{max(sizes)} tokens (episode {largest.episode_id}, {largest.description})")
+        longest = requests[sizes.index(max(sizes))]
+        counted = counted_tokens(client, longest.messages()) if client is not None else None
+        size = (f"{counted} tokens by the server's tokenizer" if counted is not None else
+                f"about {max(sizes)} tokens (four characters a token; a model's tokenizer may count more)")
+        print(f"{len(pending)} question(s) to ask in {len(requests)} request(s); the longest prompt is {size}, "
+              f"and its reply may take {options.tokens(len(longest.batch.questions))} more "
+              f"(episode {longest.batch.episode_id}, {longest.batch.description})")
         if isinstance(mode, VisualMode):
             costs = [image_cost(r.messages()) for r in requests]
             most = max(costs, key=lambda cost: cost.tokens)
@@ -134,14 +142,20 @@ def run(args: argparse.Namespace) -> int:
             print(f"--- about {estimate_tokens(messages)} tokens; at most {options.tokens(len(requests[0].batch.questions))} "
                   "in reply; nothing was sent ---")
         return 0
-    if requests:
-        client.check()
+
+    def calibrated(estimated: int, prompt_tokens: int) -> None:
+        """Where no tokenizer counted the longest prompt: its size by the first reply's count."""
+        if counted is None and prompt_tokens > estimated * 1.05:
+            print(f"the server counted {prompt_tokens} prompt tokens where about {estimated} were estimated: "
+                  f"the longest prompt is about {max(sizes) * prompt_tokens // estimated} tokens by its count",
+                  file=sys.stderr)
+
     progress = request_progress("answering", "questions", args.quiet)
     log = AppendLog(args.log_requests) if args.log_requests else nullcontext()
     with progress, AppendLog(args.out) as out, log:
         task = progress.add_task("answering", total=len(pending))
         answerer = Answerer(client, mode, out, options, lambda n: progress.advance(task, n),
-                            log=log if args.log_requests else None)
+                            log=log if args.log_requests else None, on_usage=calibrated)
         try:
             summary = answerer.run(requests)
         except RequestTimedOut as error:
@@ -169,6 +183,9 @@ def print_summary(summary, already: int, out: Path) -> None:
         print(f"{summary.too_long} question(s) had a prompt longer than the model's context window; their "
               "answers are empty, with the error 'context too long' (a shorter --context, e.g. last:N, fits)",
               file=sys.stderr)
+    if summary.failed:
+        print(f"{summary.failed} question(s) got no answer (the first: {summary.first_failure}); they are "
+              f"recorded with that error, and the same command asks them again", file=sys.stderr)
 
 
 def run_memory(args: argparse.Namespace) -> int:

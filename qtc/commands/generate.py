@@ -182,11 +182,17 @@ def print_summary(generation: Generation) -> None:
     console.print(categories)
     templates = _table("questions per template", "template", "episodes", "asked", "candidates", "false premises",
                        "dropped", "questions", "adversarial", "limited by")
+    # A template of a game the traces do not hold gets no row: one line names how many there are.
+    idle = [t for t in generation.templates if t.limited_by == "no episodes"]
     for t in generation.templates:
-        templates.add_row(t.template_id, *map(str, (t.episodes, t.asked, t.candidates, t.adversarial_candidates,
-                                                    t.adversarial_dropped, t.questions, t.adversarial_questions)),
-                          t.limited_by)
+        if t not in idle:
+            templates.add_row(t.template_id, *map(str, (t.episodes, t.asked, t.candidates, t.adversarial_candidates,
+                                                        t.adversarial_dropped, t.questions, t.adversarial_questions)),
+                              t.limited_by)
     console.print(templates)
+    if idle:
+        games = " or ".join(sorted({t.env for t in idle}))
+        console.print(f"{len(idle)} template(s) not run: the traces hold no {games} episode", soft_wrap=True)
     for t in generation.templates:
         if t.episodes_without_candidates:
             shown = ", ".join(t.episodes_without_candidates[:3])

@@ -8,10 +8,12 @@ text reply counts as the answer. Each batch's answers are appended to the answer
 a rerun asks only the questions that file does not answer yet.
 
 Requests send the answers' JSON schema as `response_format` by default (a model constrained to it
-writes a tenth of the tokens), or any JSON object, or nothing; replies are read as free text either way.
+writes a tenth of the tokens) in the first dialect the server takes (chat.response_formats), or any JSON
+object, or nothing; replies are read as free text either way.
 Several batches may be under way at once (`max_connections`, for hosted APIs); their answers are still
-written in batch order. A prompt the server refuses as longer than the model's window is recorded as
-each of its questions' error, and the run goes on.
+written in batch order. A prompt the server refuses as longer than the model's window, and a reply
+that is not a chat completion, are recorded as each of its questions' error, and the run goes on. An
+answer with an error and no prediction (Answer.failed) is asked again by the next run.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Callable
 import duckdb
 
 from qtc.errors import InvalidOption, UserError
-from qtc.runtime.chat import ChatClient, Completion, ContextTooLong, content_text, json_values, strip_fences
+from qtc.runtime.chat import (ChatClient, Completion, ContextTooLong, UnusableReply, content_text,
+                              json_values, response_formats, strip_fences)
 from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.qa.answers import Answer, read_answers
 from qtc.runtime.qa.appendlog import AppendLog
@@ -169,8 +172,9 @@ def _text(value) -> str:
 
 
 def _number(value) -> int | None:
+    """A question number: digits (ASCII, a few of them), or an integer."""
     text = str(value).strip().lstrip("#qQ")
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
 
 
 def _answer_items(value) -> list[tuple[int | None, str]]:
@@ -197,7 +201,16 @@ def _answer_items(value) -> list[tuple[int | None, str]]:
 
 
 _ANSWER_FIELD = re.compile(r'"answer"\s*:\s*("(?:[^"\\]|\\.)*")')
-_NUMBERED_LINE = re.compile(r"^\s*(?:q(?:uestion)?\s*)?(\d+)\s*[.):]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# Spaces, not \s, which would reach across lines and make a reply of blank lines take quadratic time.
+_NUMBERED_LINE = re.compile(r"^[ \t]*(?:q(?:uestion)?[ \t]*)?([0-9]{1,9})[ \t]*[.):][ \t]*(.*\S)", re.IGNORECASE | re.MULTILINE)
+
+
+def _json_string(literal: str) -> str:
+    """A JSON string literal's text, or "" where it is not a valid one (a broken escape)."""
+    try:
+        return _text(json.loads(literal))
+    except ValueError:
+        return ""
 
 
 def parse_reply(text: str, count: int) -> list[tuple[str | None, str | None]]:
@@ -207,13 +220,15 @@ def parse_reply(text: str, count: int) -> list[tuple[str | None, str | None]]:
     note = SALVAGED if replied.broken else None
     if not items:
         # A reply cut off or broken inside its JSON: the answer strings it completed.
-        items = [(None, _text(json.loads(m.group(1)))) for m in _ANSWER_FIELD.finditer(text)]
+        items = [(None, answer) for m in _ANSWER_FIELD.finditer(text) if (answer := _json_string(m.group(1)))]
         if not items:
             items = [(int(m.group(1)), m.group(2)) for m in _NUMBERED_LINE.finditer(strip_fences(text))]
         note = SALVAGED
     answers: list[str | None] = [None] * count
     unnumbered = []
     for number, answer in items:
+        if not answer:
+            continue  # an empty answer is none
         if number is not None and 1 <= number <= count and answers[number - 1] is None:
             answers[number - 1] = answer
         else:
@@ -235,24 +250,40 @@ class RunSummary:
     completion_tokens: int = 0
     seconds: float = 0.0
     too_long: int = 0  # questions whose prompt was longer than the model's context window
+    unusable: int = 0  # questions whose reply was not a chat completion
+    failed: int = 0  # questions with no answer (Answer.failed), these included: the next run asks them again
+    first_failure: str | None = None  # the first failed answer's error
 
 
 def pending_questions(questions: list[Question], out: Path, model: str, mode: ContextMode) -> tuple[list[Question], int]:
-    """The questions `out` does not answer yet, and how many it does; a half-written last line is mended."""
-    existing = read_answers(out, repair=True)
+    """The questions `out` does not answer yet (those it has only a failed answer to included), and how
+    many it does. The file is read whole and checked before anything is written to it; then a
+    half-written last line is mended."""
+    existing = read_answers(out)
     if existing.answers and (existing.model, existing.context) != (model, str(mode)):
         raise InvalidOption("out", f"{out} holds answers of model {existing.model} with context {existing.context}; "
                                    f"name another file for {model} with context {mode}")
-    pending = [q for q in questions if q.id not in existing.answers]
+    if existing.partial_line is not None:
+        existing = read_answers(out, repair=True)
+    answered = {i for i, answer in existing.answers.items() if not answer.failed}
+    pending = [q for q in questions if q.id not in answered]
     return pending, len(questions) - len(pending)
-
-
-JSON_MODES = ("schema", "object", "off")
 
 
 def estimate_tokens(messages: list[dict]) -> int:
     """About how many tokens the text of `messages` takes (context.estimated_tokens; images not counted)."""
     return estimated_tokens(sum(len(content_text(m["content"])) for m in messages))
+
+
+# Tokens a chat template adds around each message (role markers): what a count of the text leaves out.
+MESSAGE_OVERHEAD_TOKENS = 8
+
+
+def counted_tokens(client: ChatClient, messages: list[dict]) -> int | None:
+    """The tokens of `messages` by the server's tokenizer (their text, plus MESSAGE_OVERHEAD_TOKENS each
+    for the chat template; images not counted), or None where the server has no tokenize route."""
+    counted = client.count_tokens("\n".join(content_text(m["content"]) for m in messages))
+    return None if counted is None else counted + MESSAGE_OVERHEAD_TOKENS * len(messages)
 
 
 def answers_schema(count: int) -> dict:
@@ -263,15 +294,11 @@ def answers_schema(count: int) -> dict:
             "properties": {"answers": {"type": "array", "items": answer, "minItems": count, "maxItems": count}}}
 
 
-def response_format(json_mode: str, count: int) -> dict | None:
-    """The request's response_format: the answers' schema, any JSON object, or none (free text, read as
-    well as it can be)."""
-    if json_mode not in JSON_MODES:
-        raise InvalidOption("json_mode", f"{json_mode!r}: expected one of {', '.join(JSON_MODES)}")
-    if json_mode == "schema":
-        return {"type": "json_schema", "json_schema": {"name": "answers", "strict": True,
-                                                       "schema": answers_schema(count)}}
-    return {"type": "json_object"} if json_mode == "object" else None
+def answer_formats(json_mode: str, count: int) -> tuple[dict | None, ...]:
+    """The response_format dialects a request for `count` answers is sent with, the first the server
+    takes (chat.response_formats): the answers' schema, any JSON object, or none (free text, read as well
+    as it can be)."""
+    return response_formats(json_mode, "answers", answers_schema(count))
 
 
 @dataclass(frozen=True)
@@ -285,7 +312,7 @@ class AskOptions:
             value = getattr(self, field)
             if value is not None and value <= 0:
                 raise InvalidOption(field, f"must be positive, got {value}")
-        response_format(self.json_mode, 1)
+        answer_formats(self.json_mode, 1)
 
     def tokens(self, count: int) -> int:
         return self.max_tokens or REPLY_TOKENS + ANSWER_TOKENS * count
@@ -333,6 +360,12 @@ class Asked:
     context_tokens: int  # of the log the questions were asked with
     too_long: bool = False  # the server refused the prompt as longer than the model's context window
     retrieved_steps: tuple[int, ...] | None = None  # the request's (Request.retrieved_steps)
+    unusable: bool = False  # the reply was not a chat completion
+
+    @property
+    def failed(self) -> bool:
+        """No reply to read: its questions are not asked again alone (the next run asks them)."""
+        return self.too_long or self.unusable
 
 
 class Answerer:
@@ -340,7 +373,8 @@ class Answerer:
     answers file in the order of the batches, each batch as soon as it and every batch before it are done."""
 
     def __init__(self, client: ChatClient, mode: ContextMode, out: AppendLog, options: AskOptions = AskOptions(),
-                 on_answers: Callable[[int], None] = lambda n: None, log: AppendLog | None = None):
+                 on_answers: Callable[[int], None] = lambda n: None, log: AppendLog | None = None,
+                 on_usage: Callable[[int, int], None] = lambda estimated, counted: None):
         self._client = client
         self._mode = mode
         self._out = out
@@ -348,16 +382,21 @@ class Answerer:
         self._on_answers = on_answers
         self._log = log
         self._log_lock = threading.Lock()
+        self._on_usage = on_usage  # called once, with the first reply's prompt tokens against their estimate
+        self._usage_seen = threading.Event()
         self.summary = RunSummary()
 
     def _complete(self, messages: list[dict], count: int) -> Completion:
         try:
             completion = self._client.complete(messages, self._options.tokens(count),
-                                               response_format(self._options.json_mode, count))
+                                               answer_formats(self._options.json_mode, count))
         except UserError as error:
             self._record_request(messages, None, str(error))
             raise
         self._record_request(messages, completion, None)
+        if completion.prompt_tokens and not self._usage_seen.is_set():
+            self._usage_seen.set()
+            self._on_usage(estimate_tokens(messages), completion.prompt_tokens)
         return completion
 
     def _record_request(self, messages: list[dict], completion: Completion | None, error: str | None) -> None:
@@ -371,18 +410,24 @@ class Answerer:
         try:
             completion = self._complete(messages, len(questions))
         except ContextTooLong:
-            failed = Completion("", 0, 0, uuid.uuid4().hex[:16], 0.0)
-            return Asked(failed, questions,
-                         [(None, f"context too long: about {estimate_tokens(messages)} tokens")] * len(questions),
-                         request.context_tokens, too_long=True, retrieved_steps=request.retrieved_steps)
+            return self._failed(request, questions, f"context too long: about {estimate_tokens(messages)} tokens",
+                                too_long=True)
+        except UnusableReply as error:
+            return self._failed(request, questions, str(error), unusable=True)
         return Asked(completion, questions, parse_reply(completion.text, len(questions)), request.context_tokens,
                      retrieved_steps=request.retrieved_steps)
+
+    @staticmethod
+    def _failed(request: Request, questions: tuple[Question, ...], error: str, **why: bool) -> Asked:
+        nothing = Completion("", 0, 0, uuid.uuid4().hex[:16], 0.0)
+        return Asked(nothing, questions, [(None, error)] * len(questions), request.context_tokens,
+                     retrieved_steps=request.retrieved_steps, **why)
 
     def _answer(self, request: Request) -> list[Asked]:
         """The batch's request, then each question its reply left unanswered asked alone (where plain
         text is an answer too)."""
         asked = self._ask(request, request.batch.questions)
-        if len(asked.questions) == 1 or asked.too_long:
+        if len(asked.questions) == 1 or asked.failed:
             return [asked]
         replies = [asked]
         for q, (prediction, _) in zip(asked.questions, asked.parsed):
@@ -405,14 +450,18 @@ class Answerer:
                      "completion_tokens": asked.completion.completion_tokens}
             batch_size = len(asked.questions)
             for q, (prediction, note) in zip(asked.questions, asked.parsed):
-                if prediction is None and batch_size > 1 and not asked.too_long:
+                if prediction is None and batch_size > 1 and not asked.failed:
                     continue  # asked again alone
                 c.too_long += asked.too_long
-                records.append(Answer(q.id, self._client.model, str(self._mode), prediction or "", note,
-                                      asked.completion.request, batch_size, usage,
-                                      round(asked.completion.seconds, 3), asked.context_tokens,
-                                      [unanswered] if asked is not replies[0] else [],
-                                      None if asked.retrieved_steps is None else list(asked.retrieved_steps)).record())
+                c.unusable += asked.unusable
+                answer = Answer(q.id, self._client.model, str(self._mode), prediction or "", note,
+                                asked.completion.request, batch_size, usage, round(asked.completion.seconds, 3),
+                                asked.context_tokens, [unanswered] if asked is not replies[0] else [],
+                                None if asked.retrieved_steps is None else list(asked.retrieved_steps))
+                if answer.failed:
+                    c.failed += 1
+                    c.first_failure = c.first_failure or answer.error
+                records.append(answer.record())
         if records:
             self._out.append(records)
             self.summary.asked += len(records)

@@ -1,6 +1,8 @@
 """Answer records (docs/qa-format.md, "Answer records"): one JSONL line per answered question.
 
-One file holds one run: the answers of one model under one context mode, each question at most once.
+One file holds one run: the answers of one model under one context mode, each question answered at
+most once. A failed answer (`Answer.failed`: an error and no prediction) may be followed by a later
+answer to the same question, which supersedes it: a rerun of `qtc answer` asks failed questions again.
 `qtc answer` appends to it (runtime/qa/appendlog.py), `qtc score` reads it.
 """
 
@@ -57,28 +59,35 @@ class AnswerSet:
     model: str | None = None
     context: str | None = None
     partial_line: int | None = None  # a half-written last line that was left out (or repaired)
+    superseded: list[Answer] = field(default_factory=list)  # failed answers a later answer replaced
 
     def usage(self) -> tuple[int, int, int]:
         """(requests, prompt tokens, completion tokens), counting each request once, the requests whose
-        reply answered nothing (every question of the batch asked again alone) too."""
-        requests = {a.request: a.usage for a in self.answers.values()}
-        for answer in self.answers.values():
+        reply answered nothing (every question of the batch asked again alone) and those of superseded
+        answers too."""
+        every = [*self.superseded, *self.answers.values()]
+        requests = {a.request: a.usage for a in every}
+        for answer in every:
             for earlier in answer.earlier_requests:
                 requests[earlier["request"]] = {k: earlier[k] for k in ("prompt_tokens", "completion_tokens")}
         return (len(requests), sum(u["prompt_tokens"] for u in requests.values()),
                 sum(u["completion_tokens"] for u in requests.values()))
 
 
+def _check_answer(record: dict, where: str) -> None:
+    record.setdefault("context_tokens", None)  # files written before the field existed
+    record.setdefault("earlier_requests", [])
+    record.setdefault("retrieved_steps", None)
+    _check(record, ANSWER_SPEC, where, "")
+
+
 def read_answers(path: Path, *, repair: bool = False) -> AnswerSet:
-    """The answers of `path` (none if it does not exist); `repair` mends a half-written last line."""
-    contents = read_log(path, repair=repair)
+    """The answers of `path` (none if it does not exist); `repair` mends a half-written last line once
+    every whole line has been read as an answer record."""
+    contents = read_log(path, repair=repair, check=_check_answer)
     result = AnswerSet(partial_line=contents.partial_line)
     first_line: dict[str, str] = {}
     for where, record in contents.records:
-        record.setdefault("context_tokens", None)  # files written before the field existed
-        record.setdefault("earlier_requests", [])
-        record.setdefault("retrieved_steps", None)
-        _check(record, ANSWER_SPEC, where, "")
         answer = Answer(**{f.name: record[f.name] for f in fields(Answer)})
         if result.model is None:
             result.model, result.context = answer.model, answer.context
@@ -86,9 +95,12 @@ def read_answers(path: Path, *, repair: bool = False) -> AnswerSet:
             raise UserError(f"{where}: field 'model': an answer of {answer.model} (context {answer.context}) "
                             f"in a file of answers of {result.model} (context {result.context}); "
                             "keep one run per file")
-        if answer.id in first_line:
+        earlier = result.answers.get(answer.id)
+        if earlier is not None and not earlier.failed:
             raise UserError(f"{where}: field 'id': a second answer to question {answer.id!r} "
                             f"(the first is at {first_line[answer.id]})")
+        if earlier is not None:
+            result.superseded.append(earlier)
         first_line[answer.id] = where
         result.answers[answer.id] = answer
     return result

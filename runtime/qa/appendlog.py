@@ -3,16 +3,21 @@
 Records are appended as they arrive and flushed to disk (fsync) after every batch, so a crash or a
 Ctrl-C loses at most the batch under way. A crash in the middle of a write can leave a last line with
 no newline: reading the log for a resumed run (`repair=True`) keeps that line if it is a whole JSON
-object (and ends it), and cuts it off otherwise; every other reader ignores it and says so.
+object (and ends it), and cuts it off otherwise; every other reader ignores it and says so. The repair
+writes only after every line has been read and checked: a file that is not such a log is refused as it
+is, never cut.
 """
 
 from __future__ import annotations
 
-from qtc.files import jsonl_line
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
+
+from qtc.errors import UserError
+from qtc.files import jsonl_line
 
 from qtc.runtime.trace.format import _parse_line
 
@@ -23,37 +28,53 @@ class LogContents:
     partial_line: int | None = None  # the number of a half-written last line, if there was one
 
 
-def _whole_object(text: str) -> bool:
+def _whole_object(text: str) -> dict | None:
     try:
-        return isinstance(json.loads(text), dict)
-    except json.JSONDecodeError:
-        return False
+        record = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
-def read_log(path: Path, *, repair: bool = False) -> LogContents:
-    """The records of `path` (none if it does not exist); malformed whole lines are a UserError."""
+def read_log(path: Path, *, repair: bool = False,
+             check: Callable[[dict, str], None] = lambda record, where: None) -> LogContents:
+    """The records of `path` (none if it does not exist), each passed to `check` (which raises a
+    UserError for a record that does not belong); malformed whole lines are a UserError. With `repair`,
+    a half-written last line is mended once every line has passed."""
     path = Path(path)
     if not path.exists():
         return LogContents()
     data = path.read_bytes()
     complete, _, tail = data.rpartition(b"\n")
+    try:
+        lines = complete.decode("utf-8").split("\n")
+    except UnicodeDecodeError as error:
+        line = complete[:error.start].count(b"\n") + 1
+        raise UserError(f"{path}:{line}: not UTF-8 text (byte {error.object[error.start]:#04x})") from None
     contents = LogContents()
-    if tail.strip():
-        contents.partial_line = complete.count(b"\n") + 2 if complete else 1
-        if repair:
-            with path.open("r+b") as stream:
-                if _whole_object(tail.decode("utf-8", "replace")):
-                    stream.seek(0, os.SEEK_END)
-                    stream.write(b"\n")
-                    complete = data
-                else:
-                    stream.truncate(len(complete) + 1 if complete else 0)
-                stream.flush()
-                os.fsync(stream.fileno())
-    for number, line in enumerate(complete.decode("utf-8").split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             where = f"{path}:{number}"
-            contents.records.append((where, _parse_line(line, where)))
+            record = _parse_line(line, where)
+            check(record, where)
+            contents.records.append((where, record))
+    if not tail.strip():
+        return contents
+    number = complete.count(b"\n") + 2 if complete else 1
+    contents.partial_line = number
+    if repair:
+        last = _whole_object(tail.decode("utf-8", "replace"))
+        if last is not None:
+            check(last, f"{path}:{number}")
+        with path.open("r+b") as stream:
+            if last is not None:
+                stream.seek(0, os.SEEK_END)
+                stream.write(b"\n")
+                contents.records.append((f"{path}:{number}", last))
+            else:
+                stream.truncate(len(complete) + 1 if complete else 0)
+            stream.flush()
+            os.fsync(stream.fileno())
     return contents
 
 

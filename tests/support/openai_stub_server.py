@@ -2,8 +2,10 @@
 
 `ChatCompletionServer(policy)` answers `POST /v1/chat/completions` with whatever `policy(body)` returns
 (a `Reply`: a completion, an error status with its message, or a delay: a slow server, or one that
-hangs past the client's timeout), and `GET /v1/models` with one model, so the real openai client, its
-HTTP, our endpoint check, retries, timeouts, batching and reply parsing are exercised end to end. Every
+hangs past the client's timeout, or a raw body: a broken reply), and `GET /v1/models` with one model, so
+the real openai client, its HTTP, our endpoint check, retries, timeouts, batching and reply parsing are
+exercised end to end. With `tokenizer=True` it also counts tokens (words) at llama-cpp-python's
+`POST /extras/tokenize/count`. Every
 request body is kept in `server.requests` (message_text and message_images read a message's content
 parts); `server.busy_peak` is the most requests it served at once. `AnswerPolicy` answers `qtc answer` prompts from a table of questions, each with a
 behaviour (correct, wrong, not answerable, malformed, rate limited, server error, hang, ...);
@@ -31,6 +33,8 @@ class Reply:
     delay: float = 0.0  # seconds before replying: a hang when longer than the client's timeout
     headers: dict = field(default_factory=dict)
     message: str = ""  # the error's message (for a status other than 200)
+    body: bytes | None = None  # sent as it is instead of a completion or an error (a broken reply)
+    content_type: str = "application/json"
 
 
 # What llama.cpp's server says, with HTTP 400, of a prompt longer than its context window.
@@ -74,10 +78,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args) -> None:  # keep test output clean
         pass
 
-    def _send(self, status: int, body: dict, headers: dict) -> None:
-        data = json.dumps(body).encode()
+    def _send(self, status: int, body: dict | bytes, headers: dict, content_type: str = "application/json") -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)
@@ -93,6 +97,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if self.path.endswith("/embeddings"):
             self._embeddings(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            return
+        if self.path == "/extras/tokenize/count" and self.server.tokenizer:
+            text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+            self._send(200, {"count": _tokens(text)}, {})
             return
         if not self.path.endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}, {})
@@ -123,6 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and self.server.stopping.wait(reply.delay):
             return  # the server is shutting down: drop the hanging request
         try:
+            if reply.body is not None:
+                self._send(reply.status, reply.body, reply.headers, reply.content_type)
+                return
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": reply.message or f"stub status {reply.status}",
                                                     "type": "stub_error", "code": reply.status}}, reply.headers)
@@ -149,14 +160,16 @@ class _Server(ThreadingHTTPServer):
     busy_peak: int = 0
     lock: threading.Lock
     stopping: threading.Event
+    tokenizer: bool
 
 
 class ChatCompletionServer:
     """`with ChatCompletionServer(policy) as server:` serves on `server.url` (an OpenAI base URL)."""
 
-    def __init__(self, policy: Callable[[dict], Reply]):
+    def __init__(self, policy: Callable[[dict], Reply], tokenizer: bool = False):
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.policy = policy
+        self._server.tokenizer = tokenizer
         self._server.requests = []
         self._server.embedded = []
         self._server.lock = threading.Lock()

