@@ -55,15 +55,16 @@ def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
 
 
 def template_ir(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,
-                order: str = "domain") -> TemplateIR:
-    return lower(compiled.checked, sampling_for(cap, order), premise)
+                order: str = "domain", cut: bool = False) -> TemplateIR:
+    return lower(compiled.checked, sampling_for(cap, order), premise, cut)
 
 
 def statement(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,
-              order: str = "domain") -> str:
+              order: str = "domain", cut: bool = False) -> str:
     """The statement generation runs: at most `cap` bindings per episode and side (read from the
     variable `qtc_max_candidates`; None: every binding) drawn in `order` (ir/sample.py: domain or
-    compat), with the false-premise column if `premise`."""
+    compat), with the false-premise column if `premise`, and if `cut` the rows saying where the cap
+    cut a sample (ir/lower.py, CUT_COLUMN), which tell generate whether a larger cap could add any."""
     if cap is None and not premise:
         return compiled.sql
-    return emit(template_ir(compiled, cap, premise, order), compiled.checked)
+    return emit(template_ir(compiled, cap, premise, order, cut), compiled.checked)
