@@ -17,7 +17,7 @@ which runtime/spatial/udf.py registers; such a statement runs where those functi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import types as T
 from .check import CheckedTemplate
@@ -41,6 +41,9 @@ class CompiledTemplate:
     lets: dict[str, T.Type]  # the scalar lets, exported as l_<name>
     room_outputs: list[str]  # names with a display_<name> column
     checked: CheckedTemplate
+    # The statements made by `statement`, by (sampling plan, premise, cut): made once for the many caps
+    # a run asks (the cap is a variable of the statement), and kept with a cached library.
+    statements: dict[tuple[str, bool, bool], str] = field(default_factory=dict)
 
 
 def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
@@ -67,4 +70,7 @@ def statement(compiled: CompiledTemplate, cap: int | None = None, premise: bool 
     cut a sample (ir/lower.py, CUT_COLUMN), which tell generate whether a larger cap could add any."""
     if cap is None and not premise:
         return compiled.sql
-    return emit(template_ir(compiled, cap, premise, order, cut), compiled.checked)
+    key = (sampling_for(cap, order), premise, cut)
+    if key not in compiled.statements:
+        compiled.statements[key] = emit(template_ir(compiled, cap, premise, order, cut), compiled.checked)
+    return compiled.statements[key]

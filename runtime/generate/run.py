@@ -28,7 +28,7 @@ import qtc.templates
 from qtc.dsl.compile import CompiledTemplate, statement
 from qtc.dsl.ir.lower import CUT_COLUMN, PREMISE_COLUMN
 from qtc.dsl.ir.sample import ORDERS
-from qtc.dsl.library import load_library
+from qtc.dsl.library import cached_library
 from qtc.dsl.render import RenderError, make_environment
 from qtc.errors import InvalidOption, UserError
 
@@ -174,7 +174,7 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
     options.check()
     timer = Timer()
     with timer.phase("compile"):
-        templates = _compile(options.templates)
+        templates = _compile(options.templates, options.sampling)
     with timer.phase("load"):
         runner = open_runner(options)
     with closing(runner):
@@ -204,8 +204,9 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
                       dict(Counter(e.env for e in episodes.values())), dict(timer.seconds))
 
 
-def _compile(paths: Iterable[Path]) -> list[CompiledTemplate]:
-    library = load_library(list(paths))
+def _compile(paths: Iterable[Path], order: str) -> list[CompiledTemplate]:
+    """The compiled templates, from qtc's cache where it has them, with the statements generation runs."""
+    library = cached_library(list(paths), lambda compiled: _statement(compiled, MIN_CANDIDATES_PER_EPISODE, order))
     if not library.results and not library.file_diagnostics:
         raise UserError(f"no .qtpl templates found in {', '.join(map(str, paths))}")
     if not library.ok:
@@ -287,8 +288,7 @@ class _Generator:
 
     def _run(self, runner: Runner, caps: list[tuple[CompiledTemplate, int]], on_done: OnDone | None = None) -> Rows:
         """Each template's rows with at most its cap of bindings per episode (and side)."""
-        rows = runner.rows([Request(compiled.id, compiled.env, cap,
-                                    statement(compiled, cap, premise=True, order=self.options.sampling, cut=True))
+        rows = runner.rows([Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling))
                             for compiled, cap in caps], on_done)
         for key, table in rows.items():
             rows[key], self.cut[key] = _without_cut(table)
@@ -339,6 +339,12 @@ class _Generator:
                 report.render_error = report.render_error or str(error)
             except InvalidRecord as error:
                 report.invalid.append(str(error))
+
+
+def _statement(compiled: CompiledTemplate, cap: int, order: str) -> str:
+    """The statement generation runs: at most `cap` bindings per episode and side, drawn in `order`,
+    premises checked, saying where the cap cut a sample."""
+    return statement(compiled, cap, premise=True, order=order, cut=True)
 
 
 def _without_cut(rows: pa.Table) -> tuple[pa.Table, tuple[bool, bool]]:
