@@ -67,8 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
                         help="output file, .jsonl or .parquet (default qa.jsonl)")
     parser.add_argument("--jobs", type=int, metavar="N",
-                        help="worker processes, each over a shard of the episodes (default: this machine's cores "
-                             "once the traces pass one shard, 64 MB; else 1: one process, one store)")
+                        help="worker processes, each over a shard of the episodes, once the traces pass one "
+                             "shard (64 MB; below that one process over one store is faster); default: this "
+                             "machine's cores")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the shards as tasks on the Ray cluster at ADDRESS (or auto: the one started "
                              "on this machine, or RAY_ADDRESS); needs pip install 'qtc[ray]'")

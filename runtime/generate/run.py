@@ -54,8 +54,8 @@ class Options:
     horizon: int | None = None
     adversarial_ratio: float = 0.2
     sampling: str = "domain"  # the order bindings are drawn in (dsl/ir/sample.py): domain or compat
-    # Worker processes, each over a shard of the episodes (1: this process, one store; None: this machine's
-    # cores once the traces fill more than one shard, else one process: shards.auto_jobs).
+    # Worker processes at most, each over a shard of the episodes (1: this process, one store; None: this
+    # machine's cores), used once the traces fill more than one shard, else one process: shards.workers.
     jobs: int | None = 1
     ray: str | None = None  # a Ray cluster's address (or "auto") to run the shards on, instead of --jobs
     total: int | None = None  # the set's size: categories, envs and the adversarial share kept at set level
