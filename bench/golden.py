@@ -36,12 +36,14 @@ def runs(horizon: int) -> list[tuple[str, list[str]]]:
 
 
 def generate(path: Path | None, traces: list[str], options: list[str], out: Path) -> float:
-    """`qtc generate` with qtc from `path` first on PYTHONPATH (None: the working tree)."""
+    """`qtc generate` with qtc from `path` first on PYTHONPATH (None: the working tree). It runs in the
+    output's folder: `python -m` puts the current folder first on sys.path, and in the repository's root
+    that is the working tree's `qtc` package, whatever PYTHONPATH says."""
     started = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(path) if path else None,
                                                                     os.environ.get("PYTHONPATH")]))}
     subprocess.run([sys.executable, "-m", "qtc.cli", "generate", "--traces", *traces, "--out", str(out), "--quiet",
-                    *options], check=True, env=env)
+                    *options], check=True, env=env, cwd=out.parent)
     return time.perf_counter() - started
 
 
@@ -64,6 +66,8 @@ def main() -> int:
     parser.add_argument("--horizon", type=int, default=60)
     parser.add_argument("--before", default="fd73c53")
     args = parser.parse_args()
+    args.traces = [str(Path(t).resolve()) for t in args.traces]
+    args.templates = [str(Path(t).resolve()) for t in args.templates]
     paths = {"before": tree_before(args.before), "now": None}
     extra = ["--templates", *(args.templates or [str(ROOT / "templates")])] + (
         ["--max-per-template", str(args.max_per_template)] if args.max_per_template else [])

@@ -17,7 +17,7 @@ which runtime/spatial/udf.py registers; such a statement runs where those functi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import types as T
 from .check import CheckedTemplate
@@ -41,6 +41,9 @@ class CompiledTemplate:
     lets: dict[str, T.Type]  # the scalar lets, exported as l_<name>
     room_outputs: list[str]  # names with a display_<name> column
     checked: CheckedTemplate
+    # The statements made by `statement`, by (sampling plan, premise, cut): made once for the many caps
+    # a run asks (the cap is a variable of the statement), and kept with a cached library.
+    statements: dict[tuple[str, bool, bool], str] = field(default_factory=dict)
 
 
 def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
@@ -55,15 +58,19 @@ def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
 
 
 def template_ir(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,
-                order: str = "domain") -> TemplateIR:
-    return lower(compiled.checked, sampling_for(cap, order), premise)
+                order: str = "domain", cut: bool = False) -> TemplateIR:
+    return lower(compiled.checked, sampling_for(cap, order), premise, cut)
 
 
 def statement(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,
-              order: str = "domain") -> str:
+              order: str = "domain", cut: bool = False) -> str:
     """The statement generation runs: at most `cap` bindings per episode and side (read from the
     variable `qtc_max_candidates`; None: every binding) drawn in `order` (ir/sample.py: domain or
-    compat), with the false-premise column if `premise`."""
+    compat), with the false-premise column if `premise`, and if `cut` the rows saying where the cap
+    cut a sample (ir/lower.py, CUT_COLUMN), which tell generate whether a larger cap could add any."""
     if cap is None and not premise:
         return compiled.sql
-    return emit(template_ir(compiled, cap, premise, order), compiled.checked)
+    key = (sampling_for(cap, order), premise, cut)
+    if key not in compiled.statements:
+        compiled.statements[key] = emit(template_ir(compiled, cap, premise, order, cut), compiled.checked)
+    return compiled.statements[key]

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import support.hypothesis_profiles  # noqa: F401  (loads the Hypothesis profile: ci, or HYPOTHESIS_PROFILE=deep)
 
+import atexit
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +26,12 @@ import pytest
 
 from support.paths import ROMS
 from support.recordings import CRAFTER_STEPS, JERICHO_STEPS, MAP_CHECK_STEPS
+
+# qtc's cache (dsl/cache.py) in a folder of the session's own, not the user's, for the commands the tests
+# run in this process and in child processes alike.
+if "QTC_CACHE_DIR" not in os.environ:
+    os.environ["QTC_CACHE_DIR"] = tempfile.mkdtemp(prefix="qtc-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["QTC_CACHE_DIR"], True)
 
 
 def rom_path(name: str) -> Path:

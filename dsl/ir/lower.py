@@ -36,27 +36,31 @@ from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
-from .sample import (SEED_SQL, domain_sample_sql, kcol, keyed_top_n_sql, numbered_sql, sample_sql, value_key,
-                     value_keys_sql)
+from .sample import (SEED_SQL, cut_sql, domain_sample_sql, kcol, keyed_top_n_sql, numbered_sql, sample_sql,
+                     value_key, value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
+CUT_COLUMN = "qtc_sample_cut"
 
 
-def lower(checked: CheckedTemplate, sampling: str = "top_n", premise: bool = False) -> TemplateIR:
+def lower(checked: CheckedTemplate, sampling: str = "top_n", premise: bool = False, cut: bool = False) -> TemplateIR:
     """The IR of a template. `sampling` (sample.py) keeps at most `qtc_max_candidates` bindings per
     episode and side (`domain`, `top_n`, `window`) or every binding (`every`); `premise` adds the
-    false-premise column. Raises Unsupported for what it cannot lower yet."""
-    return _Lowering(checked, sampling, premise).run()
+    false-premise column; `cut` adds a row (CUT_COLUMN true, every other column null but adversarial)
+    for the answerable side, and one for the false-premise sides, where the cap cut the sample of some
+    episode. Raises Unsupported for what it cannot lower yet."""
+    return _Lowering(checked, sampling, premise, cut).run()
 
 
 class _Lowering:
-    def __init__(self, checked: CheckedTemplate, sampling: str, premise: bool):
-        self.checked, self.sampling, self.premise = checked, sampling, premise
+    def __init__(self, checked: CheckedTemplate, sampling: str, premise: bool, cut: bool):
+        self.checked, self.sampling, self.premise, self.cut = checked, sampling, premise, cut
         self.template = checked.template
         self.lo = ExprLowerer(checked)
         self.params = {p.name: p for p in self.template.params}
         self.carried_keys: dict[str, set[str]] = {}  # component node -> parameters whose value keys its rows carry
+        self.numbered: dict[str, list[str]] = {}  # sample node -> its numbered components (domain draws)
 
     def run(self) -> TemplateIR:
         lo, t = self.lo, self.template
@@ -76,7 +80,7 @@ class _Lowering:
         lo.source = sides[0].sample
         parts = [self._answerable(sides[0].sample)]
         parts += [self._adversarial(side) for side in sides[1:]]
-        final = self._final(parts, main_domains)
+        final = self._final(parts, main_domains, sides)
         lo.finish()
         _prune(lo.nodes, final)
         return TemplateIR(t.id, list(self.params), components, lo.nodes, sides, lo.tables, final, self.sampling,
@@ -181,6 +185,7 @@ class _Lowering:
         # Components sized by the trace, crossed: the keyed top-N would enumerate their product, while
         # numbering each costs its own size (a sort of each, at worst).
         crossed = sum(not self._listed(group) for group in groups) > 1
+        numbered = None
         if self.sampling == "domain" and order and (linear or crossed):
             numbered = [(self.lo.add("num", "sample", tuple(group), numbered_sql(node, group),
                                      self.lo.node_card(node), f"component {', '.join(group)} numbered", fence=True),
@@ -194,8 +199,11 @@ class _Lowering:
         else:
             sql = sample_sql(components, order, self.sampling)
         capped = self.sampling != "every"
-        return self.lo.add(f"s_{side}_", "sample", tuple(order), sql, "O(cap)" if capped else CARD_PRODUCT,
-                           f"sampled bindings ({side})", fence=True)
+        sample = self.lo.add(f"s_{side}_", "sample", tuple(order), sql, "O(cap)" if capped else CARD_PRODUCT,
+                             f"sampled bindings ({side})", fence=True)
+        if numbered is not None:
+            self.numbered[sample] = [name for name, _ in numbered]
+        return sample
 
     def _listed(self, group: list[str]) -> bool:
         """Whether a component is one parameter drawn from a list the template writes (`[1, 2, 3]`): a
@@ -290,7 +298,7 @@ class _Lowering:
         finally:
             lo._cache, lo.source = kept, source
 
-    def _final(self, parts: list[str], domains: dict[str, str]) -> str:
+    def _final(self, parts: list[str], domains: dict[str, str], sides: list[Side]) -> str:
         lo, checked, t = self.lo, self.checked, self.template
         union = " UNION ALL BY NAME ".join(f"SELECT * FROM {p}" for p in parts)
         candidates = lo.add("candidates", "assemble", tuple(self.params), union, "O(cap)", "all candidates")
@@ -336,8 +344,22 @@ class _Lowering:
         order = ", ".join(["episode_id", "adversarial"] + [pcol(p) for p in self.params])
         extra = "".join(f", {c}" for c in columns)
         exclude = f" EXCLUDE ({', '.join(helpers)})" if helpers else ""
-        return (f"SELECT c.*{exclude}{extra} FROM {candidates} c{''.join(' ' + j for j in joins)}{where} "
-                f"ORDER BY {order}")
+        return (f"SELECT c.*{exclude}{extra} FROM {candidates} c{''.join(' ' + j for j in joins)}{where}"
+                f"{self._cut_rows(sides)} ORDER BY {order}")
+
+    def _cut_rows(self, sides: list[Side]) -> str:
+        """The rows saying where the cap cut a sample (lower's `cut`), after the candidates."""
+        if not self.cut or self.sampling == "every":
+            return ""
+        rows = []
+        for adversarial, group in ((False, sides[:1]), (True, sides[1:])):
+            if group:
+                node = self.lo.add("cut", "assemble", (), cut_sql([(s.sample, self.numbered.get(s.sample))
+                                                                   for s in group]), CARD_ONE,
+                                   f"whether the cap cut a sample ({'false premises' if adversarial else 'answerable'})")
+                rows.append(f"SELECT {str(adversarial).upper()} AS adversarial, TRUE AS {CUT_COLUMN} FROM {node} "
+                            f"WHERE v")
+        return "".join(f" UNION ALL BY NAME {row}" for row in rows)
 
 
     def _distractors(self, candidates: str, choices: A.Choices, names: str | None) -> str:

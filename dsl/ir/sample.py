@@ -81,13 +81,18 @@ def numbered_sql(component: str, params: list[str]) -> str:
             f"count(*) OVER (PARTITION BY episode_id) AS qtc_n FROM {component}")
 
 
+def _sizes(numbered: list[str]) -> tuple[str, str]:
+    """The episodes with the size of each numbered component (qtc_n0, qtc_n1, ...), and their product."""
+    sizes = " JOIN ".join(f"(SELECT episode_id, any_value(qtc_n) AS qtc_n{i} FROM {name} GROUP BY episode_id)"
+                          + (" USING (episode_id)" if i else "") for i, name in enumerate(numbered))
+    return sizes, " * ".join(f"qtc_n{i}" for i in range(len(numbered)))
+
+
 def domain_sample_sql(numbered: list[tuple[str, list[str]]], params: list[str], stream: str) -> str:
     """The first `cap` bindings of each episode in the seeded permutation of its product's indexes;
     `numbered` are the components numbered by numbered_sql, with their parameters; `stream` names the
     template and side, so each draws its own permutation."""
-    sizes = " JOIN ".join(f"(SELECT episode_id, any_value(qtc_n) AS qtc_n{i} FROM {name} GROUP BY episode_id)"
-                          + (" USING (episode_id)" if i else "") for i, (name, _) in enumerate(numbered))
-    product = " * ".join(f"qtc_n{i}" for i in range(len(numbered)))
+    sizes, product = _sizes([name for name, _ in numbered])
     kept = ", ".join(f"qtc_n{i}" for i in range(len(numbered)))
     # h: half the bits of the permutation's domain 2^2h >= N (the float log2 corrected where it is short).
     bits = "CAST(ceil(log2(qtc_N)) AS BIGINT)"
@@ -117,6 +122,25 @@ def domain_sample_sql(numbered: list[tuple[str, list[str]]], params: list[str], 
     owner = {p: i for i, (_, ps) in enumerate(numbered) for p in ps}
     columns = ", ".join(["d.episode_id", *(f"c{owner[p]}.{pcol(p)}" for p in params)])
     return f"SELECT {columns} FROM ({chosen}) d {' '.join(joins)}"
+
+
+def cut_sql(samples: list[tuple[str, list[str] | None]]) -> str:
+    """Whether the cap cut the sample of some episode on any of these sides, each a sample node with
+    its numbered components (domain draws) or None (a top-N, or the window sort): a larger cap would
+    draw bindings these lack. Uncut, every binding is drawn, so a larger cap draws the very same (the
+    run need not be made again with one). A top-N kept fewer than the cap only when it kept them all;
+    domain draws kept them all when they kept N, the product of the component sizes (fewer than the
+    cap is not enough: the draws may run out, with a probability below 2^-20)."""
+    tests = []
+    for sample, numbered in samples:
+        counted = f"(SELECT episode_id, count(*) AS qtc_kept FROM {sample} GROUP BY episode_id)"
+        if numbered is None:
+            tests.append(f"EXISTS (SELECT 1 FROM {counted} WHERE qtc_kept >= {CAP_SQL})")
+        else:
+            sizes, product = _sizes(numbered)
+            tests.append(f"EXISTS (SELECT 1 FROM {sizes} LEFT JOIN {counted} s USING (episode_id) "
+                         f"WHERE coalesce(s.qtc_kept, 0) < {product})")
+    return f"SELECT {' OR '.join(tests) or 'FALSE'} AS v"
 
 
 def value_key(value: str, episode: str = "episode_id") -> str:

@@ -67,8 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
                         help="output file, .jsonl or .parquet (default qa.jsonl)")
     parser.add_argument("--jobs", type=int, metavar="N",
-                        help="worker processes, each over a shard of the episodes (default: this machine's cores "
-                             "once the traces pass one shard, 64 MB; else 1: one process, one store)")
+                        help="worker processes, each over a shard of the episodes, once the traces pass one "
+                             "shard (64 MB; below that one process over one store is faster); default: this "
+                             "machine's cores")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the shards as tasks on the Ray cluster at ADDRESS (or auto: the one started "
                              "on this machine, or RAY_ADDRESS); needs pip install 'qtc[ray]'")
@@ -81,9 +82,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from qtc.runtime.generate.run import STANDARD_LIBRARY, Options, generate
     from qtc.runtime.qa.write import check_output_path, write_qa_set
 
@@ -97,12 +95,18 @@ def run(args: argparse.Namespace) -> int:
         _refuse_other_options(args.out, options, horizons)
     if len(horizons) > 1:
         return _run_checkpoints(args, options, horizons)
-    console = Console(stderr=True)
-    columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TextColumn("template x episode runs"),
-               TimeElapsedColumn())
-    with Progress(*columns, console=console, disable=args.quiet or not console.is_terminal) as progress:
-        task = progress.add_task("generating", total=None)
-        generation = generate(options, lambda done, total: progress.update(task, completed=done, total=total))
+    if args.quiet:  # without rich, whose import alone takes a tenth of a second
+        generation = generate(options)
+    else:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("template x episode runs"), TimeElapsedColumn())
+        with Progress(*columns, console=console, disable=not console.is_terminal) as progress:
+            task = progress.add_task("generating", total=None)
+            generation = generate(options, lambda done, total: progress.update(task, completed=done, total=total))
     start = time.perf_counter()
     summary = write_qa_set(args.out, generation.records, generation.summary())
     generation.timings["write"] = time.perf_counter() - start

@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 import qtc.templates
 from qtc.dsl.compile import CompiledTemplate, statement
-from qtc.dsl.ir.lower import PREMISE_COLUMN
+from qtc.dsl.ir.lower import CUT_COLUMN, PREMISE_COLUMN
 from qtc.dsl.ir.sample import ORDERS
-from qtc.dsl.library import load_library
+from qtc.dsl.library import cached_library
 from qtc.dsl.render import RenderError, make_environment
 from qtc.errors import InvalidOption, UserError
 
@@ -55,8 +54,8 @@ class Options:
     horizon: int | None = None
     adversarial_ratio: float = 0.2
     sampling: str = "domain"  # the order bindings are drawn in (dsl/ir/sample.py): domain or compat
-    # Worker processes, each over a shard of the episodes (1: this process, one store; None: this machine's
-    # cores once the traces fill more than one shard, else one process: shards.auto_jobs).
+    # Worker processes at most, each over a shard of the episodes (1: this process, one store; None: this
+    # machine's cores), used once the traces fill more than one shard, else one process: shards.workers.
     jobs: int | None = 1
     ray: str | None = None  # a Ray cluster's address (or "auto") to run the shards on, instead of --jobs
     total: int | None = None  # the set's size: categories, envs and the adversarial share kept at set level
@@ -175,7 +174,7 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
     options.check()
     timer = Timer()
     with timer.phase("compile"):
-        templates = _compile(options.templates)
+        templates = _compile(options.templates, options.sampling)
     with timer.phase("load"):
         runner = open_runner(options)
     with closing(runner):
@@ -205,8 +204,9 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
                       dict(Counter(e.env for e in episodes.values())), dict(timer.seconds))
 
 
-def _compile(paths: Iterable[Path]) -> list[CompiledTemplate]:
-    library = load_library(list(paths))
+def _compile(paths: Iterable[Path], order: str) -> list[CompiledTemplate]:
+    """The compiled templates, from qtc's cache where it has them, with the statements generation runs."""
+    library = cached_library(list(paths), lambda compiled: _statement(compiled, MIN_CANDIDATES_PER_EPISODE, order))
     if not library.results and not library.file_diagnostics:
         raise UserError(f"no .qtpl templates found in {', '.join(map(str, paths))}")
     if not library.ok:
@@ -228,6 +228,8 @@ class _Generator:
         self.jinja_env.from_string = functools.lru_cache(maxsize=None)(self.jinja_env.from_string)
         self.reports: dict[str, TemplateReport] = {}
         self.first_caps: dict[str, int] = {}  # each template's cap on bindings per episode before any raise
+        # Whether a run's cap cut a sample (of some episode), on the answerable and the false-premise side.
+        self.cut: dict[tuple[str, int], tuple[bool, bool]] = {}
 
     def episodes_of(self, compiled: CompiledTemplate) -> list[str]:
         return sorted(eid for eid, e in self.episodes.items() if compiled.env in ("any", e.env))
@@ -238,7 +240,8 @@ class _Generator:
         A template's cap on bindings per episode starts where the questions wanted would need it, and
         doubles while the template falls short and a larger cap finds more of what it is short of; a
         larger cap keeps every binding a smaller one kept (the seeded hash order), so raising it only
-        adds some. Every template runs in the first round, and those not settled in each next one;
+        adds some, and adds none to a side whose samples the cap cut nowhere (those bindings are all
+        there is), so such a side is never run again. Every template runs in the first round, and those not settled in each next one;
         a runner whose rounds are costly (shards loaded again) gets every raise a template may need
         in one round, and the same raises are made from those rows."""
         o = self.options
@@ -271,7 +274,8 @@ class _Generator:
         while report.candidates_per_episode < self.first_caps[compiled.id] << MAX_CAP_RAISES:
             have = _usable(rows[compiled.id, report.candidates_per_episode])
             short = [count < want for count, want in zip(have, wanted)]
-            if not any(short):
+            if not any(is_short and cut for is_short, cut in zip(short, self.cut[compiled.id,
+                                                                                  report.candidates_per_episode])):
                 return True
             more = rows.get((compiled.id, report.candidates_per_episode * 2))
             if more is None:
@@ -284,9 +288,11 @@ class _Generator:
 
     def _run(self, runner: Runner, caps: list[tuple[CompiledTemplate, int]], on_done: OnDone | None = None) -> Rows:
         """Each template's rows with at most its cap of bindings per episode (and side)."""
-        return runner.rows([Request(compiled.id, compiled.env, cap,
-                                    statement(compiled, cap, premise=True, order=self.options.sampling))
+        rows = runner.rows([Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling))
                             for compiled, cap in caps], on_done)
+        for key, table in rows.items():
+            rows[key], self.cut[key] = _without_cut(table)
+        return rows
 
     def template(self, compiled: CompiledTemplate, table: pa.Table | None) -> list[dict]:
         """The template's questions from its candidate rows (None: it has no episodes)."""
@@ -335,13 +341,28 @@ class _Generator:
                 report.invalid.append(str(error))
 
 
+def _statement(compiled: CompiledTemplate, cap: int, order: str) -> str:
+    """The statement generation runs: at most `cap` bindings per episode and side, drawn in `order`,
+    premises checked, saying where the cap cut a sample."""
+    return statement(compiled, cap, premise=True, order=order, cut=True)
+
+
+def _without_cut(rows: pa.Table) -> tuple[pa.Table, tuple[bool, bool]]:
+    """A statement's candidate rows without the rows saying where the cap cut a sample, and whether it
+    cut one on the answerable side and on a false-premise side."""
+    # In Python rather than pyarrow.compute, whose import alone costs a fifth of a second.
+    marks = rows.column(CUT_COLUMN).to_pylist()
+    sides = {adversarial for adversarial, mark in zip(rows.column("adversarial").to_pylist(), marks) if mark}
+    candidates = rows.filter(pa.array([mark is None for mark in marks], pa.bool_()))
+    return candidates.drop_columns([CUT_COLUMN]), (False in sides, True in sides)
+
+
 def _usable(rows: pa.Table) -> tuple[int, int]:
     """How many rows are answerable candidates, and how many adversarial ones with a false premise."""
-    adversarial = pc.sum(rows.column("adversarial").cast(pa.int64())).as_py() or 0
+    adversarial = sum(rows.column("adversarial").to_pylist())
     if PREMISE_COLUMN not in rows.column_names:
         return rows.num_rows - adversarial, 0
-    premises = pc.fill_null(rows.column(PREMISE_COLUMN), False).cast(pa.int64())
-    return rows.num_rows - adversarial, pc.sum(premises).as_py() or 0
+    return rows.num_rows - adversarial, sum(bool(false) for false in rows.column(PREMISE_COLUMN).to_pylist())
 
 
 def _count(report: TemplateReport, chosen: list[dict]) -> None:

@@ -22,8 +22,8 @@ from qtc.errors import UserError
 from qtc.runtime.trace.store import open_store, read_in_place
 
 from .records import EpisodeInfo
-from .shards import (Request, Settings, Shard, auto_jobs, candidate_rows, default_jobs, episode_runs, plan_shards,
-                     prepare, read_episodes, run_shard)
+from .shards import (Request, Settings, Shard, candidate_rows, default_jobs, episode_runs, plan_shards, prepare,
+                     read_episodes, run_shard, workers)
 
 # Called with the template x episode runs just done.
 OnDone = Callable[[int], None]
@@ -41,8 +41,8 @@ class Runner(Protocol):
 
 def open_runner(options) -> Runner:
     """The runner for generate's `options` (run.Options): Ray tasks if `options.ray` names a cluster;
-    else worker processes if `options.jobs` (or, when None, shards.auto_jobs) is more than 1 and the
-    episodes make more than one shard; else this process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
+    else worker processes if shards.workers (`options.jobs`, None: every core, once the traces are large
+    enough for shards to pay) is more than 1 and the episodes make more than one shard; else this process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
     if any(read_in_place(source) for source in options.traces):
         if options.ray:
             raise UserError("--ray reads trace files (each task loads its own); a .duckdb database or a "
@@ -55,7 +55,7 @@ def open_runner(options) -> Runner:
         return RayCluster(options.ray, options.traces, settings)
     if options.jobs != 1:
         episodes, files = read_episodes(options.traces)
-        jobs = options.jobs or auto_jobs(files)
+        jobs = workers(files, options.jobs)
         shards = plan_shards(files, jobs) if jobs > 1 else []
         if len(shards) > 1:
             return ProcessPool(episodes, shards, jobs, settings)

@@ -35,6 +35,10 @@ SHARD_BYTES = 64 * 2**20
 # A shard costs a process's start and the planning of every statement (tens of ms each), which one
 # episode never repays: a shard holds two episodes at least.
 MIN_EPISODES_PER_SHARD = 2
+# Below this much trace text, worker processes cost more than the cores give back (process starts, a
+# load and the planning of every statement per shard; measured on 43 small episodes: 13.8 s with two
+# workers, 10.1 s with one), so generate runs in one process whatever --jobs says.
+SHARDS_PAY_BYTES = SHARD_BYTES
 
 
 @dataclass(frozen=True)
@@ -158,11 +162,10 @@ def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request
         con.close()
 
 
-def auto_jobs(files: list[_TraceFile]) -> int:
-    """The workers of `qtc generate` without --jobs: this machine's cores once the traces fill more than
-    one shard, else one. Below that, starting processes and planning every statement in each costs more
-    than the cores give back (measured on 43 small episodes: 13.8 s with two workers, 10.1 s with one)."""
-    return default_jobs() if sum(f.size for f in files) > SHARD_BYTES else 1
+def workers(files: list[_TraceFile], jobs: int | None) -> int:
+    """The worker processes of `qtc generate --jobs jobs` (None: this machine's cores) over `files`: one
+    (this process) until the traces pass SHARDS_PAY_BYTES."""
+    return (jobs or default_jobs()) if sum(f.size for f in files) > SHARDS_PAY_BYTES else 1
 
 
 def default_jobs() -> int:

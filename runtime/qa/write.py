@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from qtc.errors import UserError
 from qtc.files import atomic_path, jsonl_line, write_text_atomic
@@ -79,5 +78,7 @@ def _write_parquet(path: Path, records: list[dict]) -> None:
     types = {**_COLUMN_TYPES, "bindings": pa.struct([(name, pa.string()) for name in names])}
     schema = pa.schema([(name, types.get(name, pa.string())) for name in FIELDS])
     table = pa.Table.from_pylist(records, schema=schema)
+    import pyarrow.parquet as pq  # here: its import (a file system layer with SSL) is slow, and JSONL needs none
+
     with atomic_path(path) as temporary:
         pq.write_table(table, temporary)

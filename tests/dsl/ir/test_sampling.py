@@ -3,7 +3,8 @@ worked out here in Python from MD5 (a Feistel permutation of the product's index
 episodes. Compat's streaming top-N aggregate keeps exactly the bindings that sorting every binding by
 the seeded hash order would keep (the window form, which caps beyond DuckDB's top-N limit use), row
 for row on rich episodes of both games and on the real recorded episodes, for caps 1, 3 and 16, with
-two seeds. In both orders a larger cap keeps every binding a smaller one kept."""
+two seeds. In both orders a larger cap keeps every binding a smaller one kept, and where a statement
+says the cap cut no sample of a side, a larger cap gives that side the very same rows."""
 
 from __future__ import annotations
 
@@ -18,16 +19,16 @@ from support.strategies import seeded_episode
 from qtc.dsl.compile import statement
 
 from qtc.dsl.ir.emit import emit
-from qtc.dsl.ir.lower import lower
+from qtc.dsl.ir.lower import CUT_COLUMN, lower
 
 CAPS = (1, 3, 16)
 RICH_SEEDS = {"jericho": (3,), "crafter": (5, 6)}
 
 
-def rows(con, compiled, sampling: str, cap: int, seed: int) -> list[tuple]:
+def rows(con, compiled, sampling: str, cap: int, seed: int, cut: bool = False) -> list[tuple]:
     con.execute(f"SET VARIABLE qtc_seed = {seed}")
     con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
-    result = con.execute(emit(lower(compiled.checked, sampling, premise=True), compiled.checked))
+    result = con.execute(emit(lower(compiled.checked, sampling, premise=True, cut=cut), compiled.checked))
     return [tuple(d[0] for d in result.description), *result.fetchall()]
 
 
@@ -36,11 +37,22 @@ def assert_same_rows(con, compiled, cap: int, seed: int) -> None:
     assert top_n == window, f"{compiled.id}, cap {cap}, seed {seed}: {len(top_n) - 1} vs {len(window) - 1} rows"
 
 
-def keys(table: list[tuple]) -> set[str]:
-    """The (episode, adversarial, bindings...) of each row."""
+def keys(table: list[tuple], adversarial: bool | None = None) -> set[str]:
+    """The (episode, adversarial, bindings...) of each candidate row (of one side, if `adversarial` is
+    given)."""
     columns = table[0]
     wanted = [i for i, c in enumerate(columns) if c in ("episode_id", "adversarial") or c.startswith("p_")]
-    return {repr(tuple(row[i] for i in wanted)) for row in table[1:]}
+    cut, side = (columns.index(c) if c in columns else None for c in (CUT_COLUMN, "adversarial"))
+    return {repr(tuple(row[i] for i in wanted)) for row in table[1:]
+            if (cut is None or row[cut] is None) and adversarial in (None, row[side])}
+
+
+def cut_sides(table: list[tuple]) -> set[bool]:
+    """The sides (adversarial or not) whose statement says the cap cut a sample."""
+    columns = table[0]
+    if CUT_COLUMN not in columns:
+        return set()
+    return {row[columns.index("adversarial")] for row in table[1:] if row[columns.index(CUT_COLUMN)]}
 
 
 @pytest.mark.parametrize("env", sorted(RICH_SEEDS))
@@ -65,9 +77,15 @@ def test_the_top_n_aggregate_keeps_the_bindings_of_the_hash_order_on_recorded_ep
 def test_a_larger_cap_keeps_every_binding_a_smaller_one_kept(trace_db, sampling):
     """What generate relies on when it doubles a template's cap: raising it only adds bindings."""
     trace_db.execute("RESET VARIABLE qtc_horizon")
+    answerable_cut = []
     for compiled in library():
-        small, large = (keys(rows(trace_db, compiled, sampling, cap, 42)) for cap in (3, 6))
-        assert small <= large, compiled.id
+        small, large = (rows(trace_db, compiled, sampling, cap, 42, cut=True) for cap in (3, 6))
+        assert keys(small) <= keys(large), compiled.id
+        for side in {False, True} - cut_sides(small):  # uncut: every binding was drawn already
+            assert keys(small, side) == keys(large, side), (compiled.id, side)
+        assert cut_sides(large) <= cut_sides(small), compiled.id
+        answerable_cut.append(False in cut_sides(small))
+    assert any(answerable_cut) and not all(answerable_cut)  # the test sees both cases
 
 
 def reference_draws(seed: int, stream: str, episode: str, sizes: list[int], cap: int) -> list[tuple[int, ...]]:

@@ -1,6 +1,7 @@
 """`qtc generate --jobs N`: the episodes in shards, each in a worker process with a DuckDB of its own,
 give the bytes of one process over one store, whatever N and the order of the files; a trace that
-fails in a shard fails the run as it fails one process (fixtures: conftest.py).
+fails in a shard fails the run as it fails one process (fixtures: conftest.py). Traces too small for
+shards to pay stay in one process whatever N: the sharded runs here lower that size to nothing.
 """
 
 from __future__ import annotations
@@ -12,11 +13,18 @@ import pytest
 
 from support.recordings import SMALL_RUN_FLAGS
 from qtc.cli import main
-from qtc.runtime.generate.shards import SHARD_BYTES, auto_jobs, default_jobs, plan_shards, read_episodes
+from qtc.runtime.generate import shards
+from qtc.runtime.generate.shards import SHARDS_PAY_BYTES, default_jobs, plan_shards, read_episodes, workers
+
+
+@pytest.fixture
+def sharded(monkeypatch) -> None:
+    """--jobs N shards the small traces of these tests too."""
+    monkeypatch.setattr(shards, "SHARDS_PAY_BYTES", 0)
 
 
 def test_jobs_2_and_3_write_the_bytes_of_jobs_1_whatever_the_file_order(tmp_path, small_traces,
-                                                                         one_process_output):
+                                                                         one_process_output, sharded):
     _, files = read_episodes(tuple(small_traces))
     assert [len(plan_shards(files, jobs)) for jobs in (2, 3)] == [2, 3]  # so the runs below are sharded
     assert one_process_output[0].count(b"\n") > 100
@@ -28,7 +36,8 @@ def test_jobs_2_and_3_write_the_bytes_of_jobs_1_whatever_the_file_order(tmp_path
         assert (out.read_bytes(), out.with_name(out.stem + ".summary.json").read_bytes()) == one_process_output
 
 
-def test_a_trace_that_fails_in_a_shard_fails_the_run_with_the_message_of_one_process(tmp_path, broken_traces, capsys):
+def test_a_trace_that_fails_in_a_shard_fails_the_run_with_the_message_of_one_process(tmp_path, broken_traces, capsys,
+                                                                                     sharded):
     folder, broken = broken_traces
     messages = []
     for jobs in ("1", "2"):
@@ -47,10 +56,12 @@ def test_jobs_below_one_is_refused_with_a_message(jobs, crafter_trace_dir, tmp_p
     assert capsys.readouterr().err == f"qtc generate: error: --jobs must be at least 1, got {jobs}\n"
 
 
-def test_without_jobs_small_traces_stay_in_one_process_and_large_ones_use_every_core(small_traces):
-    """Sharding a few megabytes costs more than it gives (process starts, statement planning per shard);
-    past one shard's worth of trace text the default uses the machine's cores."""
+def test_small_traces_stay_in_one_process_whatever_jobs_and_large_ones_use_the_jobs_or_every_core(small_traces):
+    """Sharding a few megabytes costs more than it gives (process starts, statement planning per shard),
+    so --jobs 2 is never slower than --jobs 1 there; past one shard's worth of trace text --jobs N
+    workers run, by default the machine's cores."""
     _, files = read_episodes(tuple(small_traces))
-    assert auto_jobs(files) == 1
-    large = [replace(f, size=SHARD_BYTES // 4) for f in files]
-    assert sum(f.size for f in large) > SHARD_BYTES and auto_jobs(large) == default_jobs()
+    assert [workers(files, jobs) for jobs in (None, 1, 2, 3)] == [1, 1, 1, 1]
+    large = [replace(f, size=SHARDS_PAY_BYTES // 4) for f in files]
+    assert sum(f.size for f in large) > SHARDS_PAY_BYTES
+    assert [workers(large, jobs) for jobs in (None, 1, 2, 3)] == [default_jobs(), 1, 2, 3]
