@@ -239,6 +239,30 @@ class ChatClient:
         self._sleep(delay)
         return failures
 
+    def embeddings(self, texts: list[str]) -> list[list[float]]:
+        """The vectors of `texts`, in order, from the endpoint's `/embeddings` with this client's model (an
+        embedding model). Rate limits, server errors and timeouts are retried by the openai client itself
+        (up to the attempts given); any failure left is one line naming the endpoint. A server that gives one
+        vector per token (llama-cpp-python serving a model without a pooling layer) has them averaged."""
+        import openai
+
+        try:
+            reply = self._client.with_options(max_retries=self._attempts - 1).embeddings.create(
+                model=self.model, input=texts)
+        except openai.APIConnectionError as error:
+            raise UserError(f"{self.endpoint}: embeddings: cannot connect ({_cause(error)})") from None
+        except openai.APIError as error:
+            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {_describe(error)}") from None
+        try:
+            vectors = [mean_pooled(item.embedding) for item in sorted(reply.data, key=lambda item: item.index)]
+        except (TypeError, ValueError):
+            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: a reply that is not vectors of "
+                            "numbers") from None
+        if len(vectors) != len(texts):
+            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {len(vectors)} vector(s) "
+                            f"for {len(texts)} text(s)")
+        return vectors
+
 
 MAX_REPLY_DEPTH = 32  # deeper JSON is not a chat completion (nor an answer): it is not read at all
 MAX_USAGE_TOKENS = 10 ** 9  # a token count above this is not one
@@ -293,31 +317,6 @@ def _token_count(value) -> int:
     if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 10:
         value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_USAGE_TOKENS else 0
-
-
-    def embeddings(self, texts: list[str]) -> list[list[float]]:
-        """The vectors of `texts`, in order, from the endpoint's `/embeddings` with this client's model (an
-        embedding model). Rate limits, server errors and timeouts are retried by the openai client itself
-        (up to the attempts given); any failure left is one line naming the endpoint. A server that gives one
-        vector per token (llama-cpp-python serving a model without a pooling layer) has them averaged."""
-        import openai
-
-        try:
-            reply = self._client.with_options(max_retries=self._attempts - 1).embeddings.create(
-                model=self.model, input=texts)
-        except openai.APIConnectionError as error:
-            raise UserError(f"{self.endpoint}: embeddings: cannot connect ({_cause(error)})") from None
-        except openai.APIError as error:
-            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {_describe(error)}") from None
-        try:
-            vectors = [mean_pooled(item.embedding) for item in sorted(reply.data, key=lambda item: item.index)]
-        except (TypeError, ValueError):
-            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: a reply that is not vectors of "
-                            "numbers") from None
-        if len(vectors) != len(texts):
-            raise UserError(f"{self.endpoint}: embeddings of model {self.model}: {len(vectors)} vector(s) "
-                            f"for {len(texts)} text(s)")
-        return vectors
 
 
 def mean_pooled(embedding: list) -> list[float]:
