@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -24,6 +25,9 @@ from .format import FORMAT_VERSION
 from .frames import TABLE as FRAMES_TABLE, record_frames
 
 MARKER = "qtc-corpus.json"
+# Every table qtc makes in a store, in the order of dsl/schema.py, then where the frames are.
+STORE_TABLES = (*(t.sql_name for t in schema.TABLES), FRAMES_TABLE)
+_COLUMN = re.compile(r"[a-z_][a-z0-9_]*")  # how the store's columns are named (dsl/schema.py)
 
 
 def is_corpus(path: os.PathLike | str) -> bool:
@@ -32,10 +36,9 @@ def is_corpus(path: os.PathLike | str) -> bool:
 
 def _tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     """Each physical table of the store and its columns, in order (the frames table too)."""
-    names = [t.sql_name for t in schema.TABLES] + [FRAMES_TABLE]
     return {name: [column for (column,) in con.execute(
         "SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", [name]).fetchall()]
-        for name in names}
+        for name in STORE_TABLES}
 
 
 def _partitions(columns: list[str]) -> list[str]:
@@ -69,15 +72,35 @@ def write_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
         raise
 
 
-def attach_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
-    """Views of the corpus at `directory` under the store's table names (an empty table where a table
-    has no rows, as Parquet holds no file for it)."""
-    marker = json.loads((directory / MARKER).read_text(encoding="utf-8"))
+def _marker_tables(directory: Path) -> dict[str, list[str]]:
+    """The tables of the corpus at `directory` and their columns, as its marker names them, checked to be
+    qtc's tables and plain column names: they become a view's SQL and a folder's path, and a corpus is
+    shared like a package."""
+    path = directory / MARKER
+    try:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise UserError(f"{path}: cannot read the corpus marker ({error})") from None
+    tables = marker.get("tables") if isinstance(marker, dict) else None
+    if not isinstance(tables, dict):
+        raise UserError(f"{path}: not a corpus marker written by `qtc load --parquet`")
     if marker.get("format_version") != FORMAT_VERSION:
         raise UserError(f"{directory}: a corpus of trace format {marker.get('format_version')!r}; this qtc reads "
                         f"{FORMAT_VERSION}: load the traces again")
+    for name, columns in tables.items():
+        if name not in STORE_TABLES:
+            raise UserError(f"{path}: names a table {name!r}, which qtc does not make")
+        if not isinstance(columns, list) or not all(isinstance(c, str) and _COLUMN.fullmatch(c) for c in columns):
+            raise UserError(f"{path}: the columns of {name} are not a list of column names")
+    return tables
+
+
+def attach_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
+    """Views of the corpus at `directory` under the store's table names (an empty table where a table
+    has no rows, as Parquet holds no file for it)."""
+    tables = _marker_tables(directory)
     declared = {t.sql_name: t for t in schema.TABLES}
-    for name, columns in marker["tables"].items():
+    for name, columns in tables.items():
         files = str(directory / name / "**" / "*.parquet")
         if any((directory / name).glob("**/*.parquet")):
             selected = ", ".join(f'"{c}"' for c in columns)
@@ -90,5 +113,5 @@ def attach_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
             con.execute(schema.table_ddl(declared[name]))
         else:
             record_frames(con, [])
-    for name in sorted(declared.keys() - marker["tables"].keys()):  # a table added since the corpus was written
+    for name in sorted(declared.keys() - tables.keys()):  # a table added since the corpus was written
         con.execute(schema.table_ddl(declared[name]))
