@@ -13,5 +13,5 @@
 `chat.py` is the one client for OpenAI-compatible models (retries, JSON read out of replies), used by
 the LLM agent, answering and paraphrasing; `episode_rows.py` reads one episode's rows of a store without
 scanning whole tables, for the spatial primitives and the logs shown to models. The runtime imports the language (`qtc.dsl`), the standard
-library (`qtc.templates`) and `qtc.errors`/`qtc.files`; the language never imports the runtime, and nothing here parses flags.
+library (`qtc.templates`) and `qtc.errors`/`qtc.files`/`qtc.processes`; the language never imports the runtime, and nothing here parses flags.
 """
