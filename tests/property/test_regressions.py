@@ -94,3 +94,17 @@ def test_an_inventory_count_beyond_64_bits_is_refused_with_its_line_and_field(tm
     with pytest.raises(UserError) as error:
         load_traces(duckdb.connect(), [path])
     assert str(error.value) == f"{path}:3: field 'inventory.iron_sword': integer out of range (64 bits)"
+
+
+@pytest.mark.parametrize("answer, question", [
+    ("steps[$t]" + "[1]" * 1000 + ".action", "At {{ t }}?"),  # issue 32, item 11: a postfix chain in parse
+    ("steps[$t].action", "At {{ t }}" + "{% if t %}" * 500 + "{% endif %}" * 500 + "?"),  # Jinja tags in check
+], ids=["postfix-chain", "jinja-tags"])
+def test_nesting_deeper_than_python_recurses_is_a_positioned_error(answer, question):
+    from support.fuzzing import compile_text
+
+    text = ("template crafter.t {\n  env crafter\n  category single_hop\n  answer_type action\n"
+            f"  param t: steps.step\n  question \"{question}\"\n  answer {answer}\n  evidence $t\n}}\n")
+    assert_reported(text)
+    code, stderr, _ = compile_text(text)
+    assert code == 1 and ": error: nested too deeply" in stderr
