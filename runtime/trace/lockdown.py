@@ -7,6 +7,7 @@ could stand in for one of qtc's tables or a built-in function and change answers
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 from pathlib import Path
@@ -66,8 +67,10 @@ def connect_memory(readable: os.PathLike | str | None = None) -> duckdb.DuckDBPy
     if readable is None:
         return duckdb.connect(config=_SAFE_CONFIG)
     con = duckdb.connect(config={k: v for k, v in _SAFE_CONFIG.items() if k != "enable_external_access"})
-    # The folder is allowed before access is turned off (DuckDB takes it only while access is on).
-    con.execute("SET allowed_directories = ?", [[os.path.join(os.path.abspath(readable), "")]])
+    # The folder is allowed before access is turned off (DuckDB takes it only while access is on), as it
+    # is named and as a glob names it (DuckDB checks the pattern it is given: parquet.attach_corpus).
+    folder = os.path.abspath(readable)
+    con.execute("SET allowed_directories = ?", [[os.path.join(path, "") for path in (folder, glob.escape(folder))]])
     con.execute("SET enable_external_access = false")
     return con
 

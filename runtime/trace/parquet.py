@@ -9,6 +9,7 @@ it holds MARKER, which names the tables and the trace format they were loaded fr
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -100,8 +101,10 @@ def attach_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
     has no rows, as Parquet holds no file for it)."""
     tables = _marker_tables(directory)
     declared = {t.sql_name: t for t in schema.TABLES}
+    # DuckDB reads the path as a glob: the folder's own name is escaped ('[' and '*' in it are characters).
+    root = glob.escape(os.path.abspath(directory))
     for name, columns in tables.items():
-        files = str(directory / name / "**" / "*.parquet")
+        files = os.path.join(root, name, "**", "*.parquet")
         if any((directory / name).glob("**/*.parquet")):
             selected = ", ".join(f'"{c}"' for c in columns)
             # Every table is partitioned by game, and by episode where it has one (_partitions); the

@@ -119,9 +119,11 @@ def test_a_corpus_marker_names_qtcs_tables_and_plain_columns_only(tmp_path, craf
     refused(capsys, ["sql", "SELECT count(*) FROM episodes", str(corpus)], str(corpus / MARKER))
 
 
-def test_a_corpus_reads_its_own_files_only(tmp_path, crafter_trace_dir, secret, capsys):
-    corpus = tmp_path / "corpus"
+@pytest.mark.parametrize("folder", ["corpus", "corpus[1]*?"])  # issue 32, item 13: a glob's characters are the name's
+def test_a_corpus_reads_its_own_files_only(tmp_path, crafter_trace_dir, secret, capsys, folder):
+    corpus = tmp_path / folder
     assert main(["load", str(crafter_trace_dir), "--parquet", str(corpus)]) == 0
     capsys.readouterr()
-    assert main(["sql", "SELECT count(*) FROM episodes", str(corpus)]) == 0
+    assert main(["sql", "SELECT count(*) FROM episodes", str(corpus), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.split() == ["count_star()", "1"]
     refused(capsys, ["sql", f"SELECT * FROM read_text('{secret}')", str(corpus)], "SQL error")
