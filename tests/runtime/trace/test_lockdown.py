@@ -90,7 +90,7 @@ def test_files_that_are_not_duckdb_databases_are_refused_unread(tmp_path, crafte
     refused(capsys, ["sql", "SELECT 1", str(lite)], "not a DuckDB database")
 
 
-def test_a_fifo_given_as_a_database_is_refused_without_waiting(tmp_path, crafter_trace_dir, capsys):
+def test_a_fifo_given_as_a_database_or_a_trace_is_refused_without_waiting(tmp_path, crafter_trace_dir, capsys):
     fifo = tmp_path / "pipe.duckdb"
     os.mkfifo(fifo)
     unblock = threading.Timer(30, lambda: open(fifo, "wb").close())  # ends a hang only
@@ -99,6 +99,11 @@ def test_a_fifo_given_as_a_database_is_refused_without_waiting(tmp_path, crafter
     try:
         refused(capsys, ["load", str(crafter_trace_dir), "--db", str(fifo)], "not a database file")
         refused(capsys, ["sql", "SELECT 1", str(fifo)], "not a database file")
+        trace = tmp_path / "traces" / "pipe.jsonl"  # a FIFO among the traces, named or in a folder
+        trace.parent.mkdir()
+        os.mkfifo(trace)
+        for source in (trace, trace.parent):
+            refused(capsys, ["load", str(source), "--db", str(tmp_path / "x.duckdb")], f"{trace}: not a trace file")
     finally:
         unblock.cancel()
 
