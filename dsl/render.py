@@ -139,9 +139,11 @@ def render_question(env: jinja2.Environment, text: str, variables: dict) -> str:
         rendered = env.from_string(text).render(**variables)
     except jinja2.UndefinedError as error:
         raise RenderError(str(error)) from error
-    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, MemoryError, RecursionError) as error:
+    except (jinja2.TemplateError, ArithmeticError, LookupError, TypeError, ValueError, MemoryError,
+            RecursionError) as error:
         # An expression of the question's own that fails on a value (a filter given a number too large,
-        # a value repeated past the sandbox's limit): that question is not asked, and generate counts it.
+        # a value repeated past the sandbox's limit, an event kind the phrases do not know): that question is
+        # not asked, and generate counts it.
         raise RenderError(f"the question's text failed to render: {type(error).__name__}: {error}") from None
     rendered = " ".join(rendered.split())
     if not rendered:

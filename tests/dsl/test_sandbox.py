@@ -21,12 +21,13 @@ ESCAPES = (
     "{{ self.__init__ }}",
     "{% include '/etc/passwd' %}",
     "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",
+    "{{ 'no_such_kind' | event(none) }}",  # issue 32, item 11: a kind the phrase table does not know (KeyError)
 )
 EXHAUSTING = ("{{ 'x' * 10 ** 9 }}", "{{ [t] * 10 ** 9 }}", "{{ 7 ** 100000 }}", "{{ (10 ** 5000) ** 5000 }}")
 
 
 @pytest.mark.parametrize("text", ESCAPES)
-def test_text_that_reaches_for_python_is_a_question_not_asked(text):
+def test_text_that_reaches_for_python_or_fails_on_a_value_is_a_question_not_asked(text):
     with pytest.raises(RenderError):
         render_question(make_environment(), text, {"t": "x"})
 
