@@ -49,11 +49,14 @@ def interrupts_left_to_parent() -> Iterator[None]:
 def stop_pool(executor) -> None:
     """Shut a ProcessPoolExecutor down now: queued work cancelled, workers under way killed, not waited for."""
     processes = list((getattr(executor, "_processes", None) or {}).values())
+    manager = getattr(executor, "_executor_manager_thread", None)
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
     for process in processes:
         process.join()
+    if manager is not None:  # done with its pipes before the interpreter's exit wakes it (Python 3.11 races)
+        manager.join()
 
 
 def _terminated(signum, frame) -> None:
