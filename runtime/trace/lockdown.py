@@ -1,6 +1,7 @@
 """Connections to trace stores, which are shared like packages: a store's SQL (a view, a macro, a default)
-runs as data, never as a way to the machine. DuckDB reads no file but the store's own (external access off
-from the first query: a view of `read_text('/etc/...')` fails), loads and installs no extension (a SQLite
+runs as data, never as a way to the machine. DuckDB reads no file but a database's or a corpus's own
+(external access off from the first query: a view of `read_text('/etc/...')` fails; a store of trace files
+is made by qtc here, from files Python read), loads and installs no extension on its own (a SQLite
 file named .duckdb is refused, not met by a download), and a database holding a view or a macro (which
 could stand in for one of qtc's tables or a built-in function and change answers) is refused by name.
 """
@@ -63,15 +64,16 @@ def connect_file(path: Path, read_only: bool, config: dict) -> duckdb.DuckDBPyCo
 
 
 def connect_memory(readable: os.PathLike | str | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection that reads no file but those under the folder `readable`, if given."""
-    if readable is None:
-        return duckdb.connect(config=_SAFE_CONFIG)
+    """An in-memory connection. Given the folder of a corpus (`readable`), it reads no file but those
+    under it; without, it is the store of trace files qtc loads itself, and a user's `qtc sql` on it may
+    read their own files (join a QA file, say): no SQL but qtc's and the user's runs there."""
     con = duckdb.connect(config={k: v for k, v in _SAFE_CONFIG.items() if k != "enable_external_access"})
-    # The folder is allowed before access is turned off (DuckDB takes it only while access is on), as it
-    # is named and as a glob names it (DuckDB checks the pattern it is given: parquet.attach_corpus).
-    folder = os.path.abspath(readable)
-    con.execute("SET allowed_directories = ?", [[os.path.join(path, "") for path in (folder, glob.escape(folder))]])
-    con.execute("SET enable_external_access = false")
+    if readable is not None:
+        # The folder is allowed before access is turned off (DuckDB takes it only while access is on), as
+        # it is named and as a glob names it (DuckDB checks the pattern it is given: parquet.attach_corpus).
+        folder = os.path.abspath(readable)
+        con.execute("SET allowed_directories = ?", [[os.path.join(path, "") for path in (folder, glob.escape(folder))]])
+        con.execute("SET enable_external_access = false")
     return con
 
 

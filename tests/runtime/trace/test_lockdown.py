@@ -71,9 +71,8 @@ def test_a_macro_standing_in_for_a_builtin_function_is_refused(qtc_store, tmp_pa
 @pytest.mark.parametrize("statement", ["SELECT * FROM read_text('{secret}')", "COPY episodes TO '{secret}.csv'",
                                        "SET enable_external_access = true", "SET autoinstall_known_extensions = true",
                                        "INSTALL sqlite", "ATTACH '{secret}.duckdb'"])
-def test_no_statement_reaches_a_file_or_an_extension(qtc_store, crafter_trace_dir, secret, capsys, statement):
-    for source in (qtc_store, crafter_trace_dir):
-        refused(capsys, ["sql", statement.format(secret=secret), str(source)], "SQL error")
+def test_no_statement_on_a_database_reaches_a_file_or_an_extension(qtc_store, secret, capsys, statement):
+    refused(capsys, ["sql", statement.format(secret=secret), str(qtc_store)], "SQL error")
     assert not os.path.exists(f"{secret}.csv") and not os.path.exists(f"{secret}.duckdb")
 
 
