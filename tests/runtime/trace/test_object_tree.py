@@ -101,6 +101,7 @@ def test_a_parquet_corpus_written_before_object_trees_reads_them_empty(tmp_path)
     for name in ("jericho_objects", "jericho_object_locations", "jericho_sightings", "jericho_things_present",
                  "jericho_mentions"):
         del written["tables"][name]
+    del written["rows"]  # counted since; a corpus of then had none
     marker.write_text(json.dumps(written))
     with open_store(tmp_path / "corpus") as con:
         assert con.execute("SELECT count(*) FROM jericho_sightings").fetchone() == (0,)
