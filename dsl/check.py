@@ -21,6 +21,7 @@ from .conventions import CHOICE_ANSWER_TYPES, MAX_CHOICES, ORDINALS
 from .diagnostics import Diagnostic, choices, did_you_mean
 from .functions import FUNCTIONS, OPTION_REASONS
 from .metadata import CATEGORIES, DIFFICULTIES, TEMPLATE_ENVS
+from .render import refused_constructs
 from .visit import Visitor
 from .vocabulary import game_values
 
@@ -310,7 +311,11 @@ class Checker(Visitor):
             for filter_name in unknown_filters:
                 self.error(_span_in_string(question, filter_name), f"unknown filter '{filter_name}'",
                            did_you_mean(filter_name, self.jinja_env.filters))
-            if unknown_filters:
+            refused = refused_constructs(parsed)
+            for word, message in sorted(refused, key=lambda item: question.text.find(item[0])):
+                self.error(_span_in_string(question, word), message,
+                           "show parameters and lets as they are, with filters: {{ name | ordinal }}")
+            if unknown_filters or refused:
                 continue  # Jinja cannot analyse a template whose filters it does not know
             variables = jinja2.meta.find_undeclared_variables(parsed)
             all_variables |= variables

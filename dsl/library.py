@@ -60,6 +60,12 @@ def template_files(paths: list[str | Path]) -> list[Path]:
     return sorted(set(found))
 
 
+# Expressions nested past what Python's recursion allows (a postfix chain `$t[1][1]...` a thousand deep,
+# Jinja tags inside one another): refused as a whole, since no place in them is at fault more than another.
+TOO_DEEP = "nested too deeply to read (brackets, calls or Jinja tags hundreds deep)"
+TOO_DEEP_HINT = "write it with less nesting, e.g. with lets"
+
+
 def load_library(paths: list[str | Path]) -> Library:
     # Imported here: a library read from the cache needs neither the parser (Lark) nor the checker.
     from .check import check_template
@@ -80,7 +86,11 @@ def load_library(paths: list[str | Path]) -> Library:
             file_diagnostics.append(Diagnostic(name, Span(1, 1, 1, 1), f"cannot read the file: {error}"))
             continue
         sources[name] = text
-        templates, syntax_errors = parse_source(name, text)
+        try:
+            templates, syntax_errors = parse_source(name, text)
+        except RecursionError:
+            file_diagnostics.append(Diagnostic(name, Span(1, 1, 1, 1), TOO_DEEP, TOO_DEEP_HINT))
+            continue
         headers = [(m.group(1), text.count("\n", 0, m.start()) + 1) for m in _TEMPLATE_HEADER.finditer(text)]
         file_results = [TemplateResult(template_id, name, line) for template_id, line in headers]
         for diagnostic in syntax_errors:
@@ -91,14 +101,16 @@ def load_library(paths: list[str | Path]) -> Library:
             if result is None:  # a header the line scan missed: after a '}' on the same line
                 result = TemplateResult(template.id, name, template.span.line)
                 file_results.append(result)
-            checked, diagnostics = check_template(template, jinja_env)
-            result.diagnostics += diagnostics
-            if checked is not None:
-                try:
+            try:
+                checked, diagnostics = check_template(template, jinja_env)
+                result.diagnostics += diagnostics
+                if checked is not None:
                     result.compiled = compile_template(checked)
-                except Unsupported as reason:
-                    result.diagnostics.append(Diagnostic(name, template.span, f"the compiler cannot run this "
-                                                         f"template yet: {reason}", "write it another way"))
+            except Unsupported as reason:
+                result.diagnostics.append(Diagnostic(name, template.span, f"the compiler cannot run this "
+                                                     f"template yet: {reason}", "write it another way"))
+            except RecursionError:
+                result.diagnostics.append(Diagnostic(name, template.span, TOO_DEEP, TOO_DEEP_HINT))
         parsed = {(template.span.line, template.id) for template in templates}
         # A header the line scan read otherwise than the parser ('template crafter.' with the id's rest on the
         # next line) is no template of its own: it is kept only for the errors it holds.

@@ -1,12 +1,16 @@
 """Rendering: question text through Jinja2 (StrictUndefined), and answers as the text a reader sees.
 
 The Jinja environment and its filters are defined here once; the checker uses the same environment to
-find variables and filters, so a template that checks renders.
+find variables and filters, so a template that checks renders. Templates are shared as files, like any
+package's data, so their text runs in Jinja's sandbox: no attribute of a Python object is reachable, only
+the filters qtc documents exist, no global names, and no operator makes a value past QUESTION_VALUE_LIMIT.
 """
 
 from __future__ import annotations
 
 import jinja2
+import jinja2.nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from . import types as T
 from .conventions import ORDINAL_WORDS
@@ -68,11 +72,62 @@ def displacement_text(dx: int, dy: int) -> str:
     return " and ".join(parts) if parts else "no movement"
 
 
+# The most items (characters of a string, elements of a list) or bits of a number an operator of a
+# question's text may make: far more than a question shows, far less than would exhaust memory or time.
+QUESTION_VALUE_LIMIT = 10_000
+
+
+class QuestionEnvironment(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox with repetition (`*`) and powers (`**`) kept to QUESTION_VALUE_LIMIT."""
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context, operator: str, left, right):
+        if operator == "*":
+            counts = [v for v in (left, right) if isinstance(v, int)]
+            sized = [v for v in (left, right) if isinstance(v, (str, list, tuple))]
+            if sized and counts and len(sized[0]) * counts[0] > QUESTION_VALUE_LIMIT:
+                raise SecurityError(f"repeating a value past {QUESTION_VALUE_LIMIT} items")
+        elif (isinstance(left, int) and isinstance(right, int) and abs(left) > 1
+              and max(right, 0) * left.bit_length() > QUESTION_VALUE_LIMIT):
+            raise SecurityError(f"a power past {QUESTION_VALUE_LIMIT} bits")
+        return super().call_binop(context, operator, left, right)
+
+
+# The filters a question may use (README.md, the question clause): qtc's own and Jinja's abs.
+FILTERS = {"ordinal": ordinal, "quote": quote, "plural": plural, "event": phrase, "abs": abs}
+
+
 def make_environment() -> jinja2.Environment:
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+    env = QuestionEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+    env.globals.clear()  # range, dict, lipsum...: a question's names are its parameters, lets and horizon
     # `{{ kind | event(subject) }}`: one event in words (dsl/events.py).
-    env.filters.update(ordinal=ordinal, quote=quote, plural=plural, event=phrase)
+    env.filters = dict(FILTERS)
     return env
+
+
+# Constructs question text may not hold: reading an attribute or a named item (qtc's values are words,
+# numbers and lists of them; this is how a template would reach Python's objects), and tags that load
+# other templates or define macros (nothing to load; a macro may call itself without end).
+_REFUSED_TAGS = {jinja2.nodes.Include: "include", jinja2.nodes.Import: "import", jinja2.nodes.FromImport: "from",
+                 jinja2.nodes.Extends: "extends", jinja2.nodes.Macro: "macro", jinja2.nodes.CallBlock: "call"}
+
+
+def refused_constructs(parsed: jinja2.nodes.Template) -> list[tuple[str, str]]:
+    """What of a parsed question text the sandbox would refuse or qtc does not document, as (the word
+    to point at, the message)."""
+    refused = []
+    for node in parsed.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem, *_REFUSED_TAGS)):
+        if isinstance(node, jinja2.nodes.Getattr):
+            refused.append((node.attr, f"question text reads no attributes ('.{node.attr}'): "
+                                       "its values are words, numbers and lists"))
+        elif isinstance(node, jinja2.nodes.Getitem):
+            if isinstance(node.arg, jinja2.nodes.Const) and isinstance(node.arg.value, str):
+                refused.append((node.arg.value, f"question text reads no named items ([{node.arg.value!r}]): "
+                                                "its values are words, numbers and lists"))
+        else:
+            tag = _REFUSED_TAGS[type(node)]
+            refused.append((tag, f"question text has no '{{% {tag} %}}': it loads nothing and defines no macros"))
+    return refused
 
 
 class RenderError(Exception):
@@ -84,9 +139,11 @@ def render_question(env: jinja2.Environment, text: str, variables: dict) -> str:
         rendered = env.from_string(text).render(**variables)
     except jinja2.UndefinedError as error:
         raise RenderError(str(error)) from error
-    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, MemoryError) as error:
+    except (jinja2.TemplateError, ArithmeticError, LookupError, TypeError, ValueError, MemoryError,
+            RecursionError) as error:
         # An expression of the question's own that fails on a value (a filter given a number too large,
-        # a string multiplied past memory): that question is not asked, and generate counts it.
+        # a value repeated past the sandbox's limit, an event kind the phrases do not know): that question is
+        # not asked, and generate counts it.
         raise RenderError(f"the question's text failed to render: {type(error).__name__}: {error}") from None
     rendered = " ".join(rendered.split())
     if not rendered:

@@ -13,6 +13,7 @@ from .commands import (answer, compare, compile, demo, export, generate, import_
                        score, show, sql)
 from .commands._options import flag
 from .errors import InvalidOption, UserError
+from .processes import interrupt_on_sigterm
 
 # Each module defines COMMAND (its name), HELP, add_arguments(parser) and run(args) -> exit code. The
 # order is the workflow's: record episodes (or import another harness's), load them, check templates,
@@ -50,6 +51,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 def main(argv: list[str] | None = None) -> int:
     parser, modules = build_parser()
     args = parser.parse_args(argv)
+    interrupt_on_sigterm()
     try:
         return modules[args.command].run(args)
     except InvalidOption as error:  # the library names the option's field; the user typed its flag

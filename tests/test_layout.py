@@ -24,7 +24,7 @@ BARE_NAMES = {folder for package, folder in PACKAGE_DIRS.items() if folder != pa
 SKIPPED_FOLDERS = {".git", "__pycache__", "build", "dist", ".hypothesis", ".pytest_cache", ".venv"}
 
 # What the runtime as a whole may use of qtc beside the language (runtime/__init__.py).
-ERRORS_AND_FILES = ("qtc.errors", "qtc.files")
+ERRORS_AND_FILES = ("qtc.errors", "qtc.files", "qtc.processes")
 ONLY, NEVER = "may import only", "never imports"
 # (folder, ONLY or NEVER, modules), as the folder's __init__.py states it (for qtc.dsl: runtime/__init__.py,
 # and docs/architecture.md for flags). A folder may always import itself; ONLY speaks of the modules of

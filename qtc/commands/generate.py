@@ -173,6 +173,7 @@ def _refuse_other_options(out: Path, options: Options, horizons: list) -> None:
 
 def print_summary(generation: Generation) -> None:
     from rich.console import Console
+    from rich.markup import escape  # ids are the traces' and templates' text: '[/]' in one is no markup
 
     console = Console()
     if not console.is_terminal:
@@ -190,7 +191,7 @@ def print_summary(generation: Generation) -> None:
     idle = [t for t in generation.templates if t.limited_by == "no episodes"]
     for t in generation.templates:
         if t not in idle:
-            templates.add_row(t.template_id, *map(str, (t.episodes, t.asked, t.candidates, t.adversarial_candidates,
+            templates.add_row(escape(t.template_id), *map(str, (t.episodes, t.asked, t.candidates, t.adversarial_candidates,
                                                         t.adversarial_dropped, t.questions, t.adversarial_questions)),
                               t.limited_by)
     console.print(templates)
@@ -202,7 +203,7 @@ def print_summary(generation: Generation) -> None:
             shown = ", ".join(t.episodes_without_candidates[:3])
             more = len(t.episodes_without_candidates) - 3
             console.print(f"{t.template_id}: no candidates on {len(t.episodes_without_candidates)} of {t.episodes} "
-                          f"episode(s): {shown}{f' and {more} more' if more > 0 else ''}", soft_wrap=True)
+                          f"episode(s): {shown}{f' and {more} more' if more > 0 else ''}", soft_wrap=True, markup=False)
     times = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in generation.timings.items())
     console.print(f"time: {times}")
 

@@ -8,20 +8,23 @@ them and score with qtc, and a dataset card (README.md) with the features and th
   the YAML's own folder (the folder can move), the prompt, and the metric, which calls `score_completion`;
 - `hf`: data/test.parquet, which `datasets.load_dataset(DIR)` reads as the card's `configs` say.
 
-Every file is written atomically.
+Every file is written atomically. Nothing of the data is written into code as code: the task's name is
+an identifier made by `task_name` (never a keyword), and the QA file's name appears only as a literal
+(Python's repr in task.py, JSON text in a YAML comment), so any name gives files their tools load.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import keyword
 import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from qtc.errors import InvalidOption
-from qtc.files import atomic_path, write_text_atomic
+from qtc.files import atomic_path, jsonl_line, write_text_atomic
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.write import summary_path
@@ -56,9 +59,10 @@ class Provenance:
 
 
 def task_name(text: str) -> str:
-    """A name usable as a task's and a Python function's: lowercase letters, digits and underscores."""
+    """A name usable as a task's and a Python function's: lowercase letters, digits and underscores, not
+    a Python keyword (`class`)."""
     name = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
-    return name if name and not name[0].isdigit() else f"qtc_{name}"
+    return name if name and not name[0].isdigit() and not keyword.iskeyword(name) else f"qtc_{name}"
 
 
 def sha256(path: Path) -> str:
@@ -165,7 +169,8 @@ def dataset_card(questions: list[Question], provenance: Provenance, data_file: s
 
 # ---- the task files ----
 
-INSPECT_TASK = '''"""inspect_ai task: the questions of {qa} with their qtc contexts, scored by qtc's scorer.
+INSPECT_TASK = '''"""inspect_ai task: the questions of the QA set QA_FILE with their qtc contexts, scored by
+qtc's scorer.
 
     inspect eval task.py --model PROVIDER/MODEL
 
@@ -191,6 +196,7 @@ from inspect_ai.solver import TaskState, generate
 
 from qtc.runtime.export.samples import score_completion
 
+QA_FILE = {qa}
 SAMPLES = Path(__file__).with_name("{samples}")
 GROUP = "qtc_category"  # qtc score's category: a false premise is `adversarial`, apart from its template's
 
@@ -216,9 +222,10 @@ def {name}():
     return Task(dataset=samples(), solver=generate(), scorer=qtc_score())
 '''
 
-LM_EVAL_TASK = '''# lm-eval task: the questions of {qa} with their qtc contexts, scored by qtc's scorer (utils.py).
+LM_EVAL_TASK = '''# lm-eval task: the questions of the QA set {qa_json} with their qtc contexts, scored by qtc's
+# scorer (utils.py).
 #   lm_eval --include_path THIS_FOLDER --tasks {name} --model ...
-task: {name}
+task: "{name}"
 custom_dataset: !function utils.load_samples
 test_split: {split}
 output_type: generate_until
@@ -251,7 +258,8 @@ SAMPLES = Path(__file__).with_name("{samples}")
 def load_samples(**kwargs):
     import datasets
 
-    records = [json.loads(line) for line in SAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # JSONL lines end at "\\n" only (str.splitlines would also split at U+2028 and its kind).
+    records = [json.loads(line) for line in SAMPLES.read_text(encoding="utf-8").split("\\n") if line.strip()]
     return datasets.DatasetDict({{"{split}": datasets.Dataset.from_list(records)}})
 
 
@@ -266,7 +274,7 @@ def process_results(doc, results) -> dict:
 
 
 def _jsonl(samples: list[dict]) -> str:
-    return "".join(json.dumps(sample, ensure_ascii=False) + "\n" for sample in samples)
+    return "".join(jsonl_line(sample) for sample in samples)
 
 
 def _write_parquet(path: Path, samples: list[dict]) -> None:
@@ -313,8 +321,9 @@ def write_export(target: str, out: Path, samples: list[dict], questions: list[Qu
     else:
         files[SAMPLES_FILE] = _jsonl(inspect_samples(samples) if target == "inspect" else samples)
         data_file = SAMPLES_FILE
-    values = {"qa": provenance.qa.name, "name": name, "samples": SAMPLES_FILE, "split": SPLIT,
-              "max_tokens": max_tokens}
+    # Text from outside qtc goes in as literals: Python's repr, and JSON (ASCII only, so one line) in YAML.
+    values = {"qa": repr(provenance.qa.name), "qa_json": json.dumps(provenance.qa.name), "name": name,
+              "samples": SAMPLES_FILE, "split": SPLIT, "max_tokens": max_tokens}
     if target == "inspect":
         files["task.py"] = INSPECT_TASK.format(**values)
     elif target == "lm-eval":

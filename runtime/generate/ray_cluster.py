@@ -19,6 +19,12 @@ from .runners import OnDone, Rows, join_shards
 from .shards import Request, Settings, plan_shards, read_episodes, run_shard
 
 CONNECT_SECONDS = 5  # how long the address is tried before it is called unreachable (Ray itself retries for minutes)
+# A Ray cluster's address (GCS, or the Ray Client server) speaks gRPC, so HTTP/2: sent a client's preface,
+# it answers with a SETTINGS frame (RFC 9113, 3.4). Anything else listening there would leave ray.init
+# waiting for minutes.
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+HTTP2_SETTINGS = 4  # the frame type, the fourth byte of the frame header
+RETRIES = 1  # a task whose worker died (killed, out of memory) is run once more before the run stops
 
 
 class RayCluster:
@@ -40,7 +46,7 @@ class RayCluster:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.shards = plan_shards(files, cpus)
         self.settings = replace(settings, threads=1)
-        self.task = ray.remote(num_cpus=1, max_retries=0)(run_shard)
+        self.task = ray.remote(num_cpus=1, max_retries=RETRIES)(run_shard)
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
         ray = self.ray
@@ -61,6 +67,10 @@ class RayCluster:
                 if isinstance(error.cause, UserError):
                     raise UserError(str(error.cause)) from None
                 raise
+            except ray.exceptions.RayError as error:  # the worker or its node died, twice
+                raise UserError(f"a Ray worker died running shard {number + 1} of {len(self.shards)} "
+                                f"({type(error).__name__}), also when retried: run again, or give the "
+                                f"workers more memory") from None
             if on_done:
                 on_done(sum(self.shards[number].runs(request) for request in requests))
         return join_shards(results, requests)
@@ -77,6 +87,15 @@ def _check_reachable(address: str) -> None:
     if not host or not port.isdigit():
         raise UserError(f"--ray: expected auto or HOST:PORT (the head node's GCS address), got {address!r}")
     try:
-        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+        connection = socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS)
     except OSError as error:
         raise UserError(f"cannot reach the Ray cluster at {address}: {error.strerror or error}") from None
+    with connection:
+        try:
+            connection.sendall(HTTP2_PREFACE)
+            answer = connection.recv(9)
+        except OSError:  # silent, or closed on us
+            answer = b""
+    if len(answer) < 4 or answer[3] != HTTP2_SETTINGS:
+        raise UserError(f"--ray {address}: what listens there is not a Ray cluster (it does not speak gRPC); "
+                        "give the head node's GCS address, printed by `ray start --head`")

@@ -10,6 +10,7 @@ cap a template may be raised to at once (`fetch_ahead`); one store answers each 
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -19,6 +20,7 @@ from typing import Callable, Protocol
 import pyarrow as pa
 
 from qtc.errors import UserError
+from qtc.processes import die_with_parent, interrupts_left_to_parent, stop_pool
 from qtc.runtime.trace.store import open_store, read_in_place
 
 from .records import EpisodeInfo
@@ -67,11 +69,11 @@ class InProcess:
     fetch_ahead = False
 
     def __init__(self, options):
-        self.con = open_store(*options.traces)
+        settings = Settings(options.seed, options.horizon, memory_limit=options.memory_limit)
+        self.con = open_store(*options.traces, configure=lambda con: prepare(con, settings))
         try:
             self.episodes = {eid: EpisodeInfo(env, game, n_steps) for eid, env, game, n_steps in
                              self.con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
-            prepare(self.con, Settings(options.seed, options.horizon, memory_limit=options.memory_limit))
         except BaseException:
             self.con.close()
             raise
@@ -99,14 +101,17 @@ class ProcessPool:
         self.shards = shards
         workers = min(jobs, len(shards))
         self.settings = replace(settings, threads=max(1, default_jobs() // workers))
-        self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        # Workers die with this process; Ctrl-C is this process's to handle (close stops them).
+        self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=die_with_parent, initargs=(os.getpid(),))
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
         futures: dict[Future, int] = {}
-        for number, shard in enumerate(self.shards):
-            own = [request for request in requests if shard.runs(request)]
-            if own:
-                futures[self.executor.submit(run_shard, shard.files, self.settings, own)] = number
+        with interrupts_left_to_parent():  # submit starts the workers
+            for number, shard in enumerate(self.shards):
+                own = [request for request in requests if shard.runs(request)]
+                if own:
+                    futures[self.executor.submit(run_shard, shard.files, self.settings, own)] = number
         results: dict[int, Rows] = {}
         pending = set(futures)
         while pending:
@@ -122,7 +127,7 @@ class ProcessPool:
         return join_shards(results, requests)
 
     def close(self) -> None:
-        self.executor.shutdown(cancel_futures=True)
+        stop_pool(self.executor)  # after an error or Ctrl-C, the shards under way are not waited for
 
 
 def join_shards(results: dict[int, Rows], requests: list[Request]) -> Rows:

@@ -154,9 +154,8 @@ def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table
 
 def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request]) -> dict[tuple[str, int], pa.Table]:
     """The candidate rows of each request over the episodes of `files`, by request key."""
-    con = open_store(*files)
+    con = open_store(*files, configure=lambda con: prepare(con, settings))
     try:
-        prepare(con, settings)
         return {request.key: candidate_rows(con, request) for request in requests}
     finally:
         con.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Callable, Iterable, Iterator
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from qtc.errors import UserError
+from qtc.processes import die_with_parent
 from qtc.runtime.trace.format import EpisodeWriter, episode_path, is_complete
 
 from .choice import Choice, as_choice
@@ -215,7 +217,8 @@ def _record_in_workers(specs: list[EpisodeSpec], directory: Path, max_steps: int
     """The episodes recorded by `jobs` worker processes (spawned: a game's state must not cross a fork).
     Ctrl-C reaches the workers too: each finishes its episode as interrupted, as one process does; the
     episodes not started are left for the next run."""
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as executor:
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as executor:  # workers die with this process
         futures = {executor.submit(_record_counting, spec, directory, max_steps): number
                    for number, spec in enumerate(specs)}
         paths: dict[int, Path] = {}

@@ -23,6 +23,8 @@ import select
 import signal
 from dataclasses import dataclass
 
+from qtc.processes import die_with_parent
+
 # An object table entry by Z-machine version: (bytes per entry, offset of the parent link, bytes per
 # link, words of property defaults before the first entry). Versions 1-3 have 4 attribute bytes and
 # one-byte links, later ones 6 attribute bytes and two-byte links (parent, sibling, child in order).
@@ -162,9 +164,11 @@ def listed_lines(env, nums: list[int]) -> dict[int, str | None]:
 def _list_in_a_copy(env, nums: list[int]) -> dict[int, str | None]:
     """Lines for `nums`, in order, from a forked copy, until the copy ends or hangs."""
     read, write = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the copy: list each object, report, never return
         try:
+            die_with_parent(parent)  # a recorder killed outright leaves no copy spinning
             gc.disable()  # the copy frees nothing: collecting objects the parent owns could crash it
             os.close(read)
             with os.fdopen(write, "w") as out:

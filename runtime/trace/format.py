@@ -338,6 +338,9 @@ def trace_files(paths) -> tuple[list[Path], list[Path]]:
             complete.append(path)
         else:
             raise UserError(f"{path}: no such file or directory")
+    for path in complete:
+        if not path.is_file():  # reading a FIFO would wait for a writer
+            raise UserError(f"{path}: not a trace file (a folder, a FIFO or a device)")
     return complete, partial
 
 

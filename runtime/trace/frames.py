@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import math
 import os
 import zipfile
 from dataclasses import dataclass
@@ -58,15 +59,19 @@ def remove_frames(trace_path: Path) -> None:
 
 
 def _shape(path: Path) -> tuple[tuple[int, ...], np.dtype]:
-    """The array's shape and type, read from its header without decompressing the frames."""
+    """The array's shape and type, read from its header without decompressing the frames; a UserError if
+    the header claims more bytes than the archive holds (a header may claim 65,536 x 65,536 frames)."""
     try:
         with zipfile.ZipFile(path) as archive, archive.open(_MEMBER) as member:
             version = np.lib.format.read_magic(member)
             read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                            else np.lib.format.read_array_header_2_0)
             shape, _, dtype = read_header(member)
+            stored = archive.getinfo(_MEMBER).file_size - member.tell()
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise UserError(f"{path}: not a frames archive ({error})") from None
+    if math.prod(shape) * dtype.itemsize != stored:
+        raise UserError(f"{path}: not a frames archive (its header says {shape} of {dtype}, {stored} bytes follow)")
     return shape, dtype
 
 
@@ -122,6 +127,7 @@ def frames_file(con: duckdb.DuckDBPyConnection, episode_id: str) -> Path | None:
 
 @functools.lru_cache(maxsize=4)
 def _read(path: Path, modified: float) -> np.ndarray:
+    _shape(path)  # the store names the file: its header is checked against its size before it is read
     with np.load(path) as archive:
         return archive["frames"]
 

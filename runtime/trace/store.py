@@ -21,7 +21,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import duckdb
 import pyarrow as pa
@@ -38,6 +38,7 @@ from .crafter_rules import RULES, register_rules, rule_columns, rule_rows_sql, r
 from . import events
 from .changes import with_changed
 from .frames import find_frames, record_frames
+from . import lockdown
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
 from .parquet import attach_corpus, is_corpus
 from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
@@ -437,13 +438,10 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
 
 
 def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A connection to a database file (created if missing, unless read-only), in STORAGE_VERSION."""
-    try:
-        if read_only:
-            return duckdb.connect(str(path), read_only=True)
-        return duckdb.connect(str(path), config={"storage_compatibility_version": STORAGE_VERSION})
-    except duckdb.Error as error:
-        raise UserError(f"{path}: cannot open database: {error}") from None
+    """A connection to a database file (created if missing, unless read-only), in STORAGE_VERSION; it
+    reads no other file, and a database holding anything but qtc's tables is refused (lockdown.py)."""
+    config = {} if read_only else {"storage_compatibility_version": STORAGE_VERSION}
+    return lockdown.connect_file(Path(path), read_only, config)
 
 
 def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str, loading: bool = False) -> None:
@@ -465,23 +463,28 @@ def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str, loa
                         "load its traces again (all of these are derived from them)")
 
 
-def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None) -> duckdb.DuckDBPyConnection:
+def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None,
+               configure: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the trace tables and the episodes of `sources` loaded.
 
     A source ending in .duckdb is opened as the database itself (read-only when nothing is to be loaded
     into it); a folder written by `qtc load --parquet` is read in place (alone); other sources are trace
     files or folders. Without a database the store is in memory. The spatial primitives (qtc_<name>)
-    are registered on it. Close it when done.
+    are registered on it. DuckDB reads no file but the store's own (lockdown.py); `configure(con)` sets
+    the connection's options (threads, limits) before they are locked. Close it when done.
     """
     corpora = [Path(s) for s in sources if is_corpus(s)]
     if corpora:
         if len(sources) > 1 or db is not None:
             raise UserError(f"{corpora[0]}: a Parquet corpus is read alone, without other traces or databases")
-        con = duckdb.connect()
-        attach_corpus(con, corpora[0])
-        check_current(con, corpora[0])
-        register_primitives(con)
-        return con
+        con = lockdown.connect_memory(readable=corpora[0])
+        try:
+            attach_corpus(con, corpora[0])
+            check_current(con, corpora[0])
+        except BaseException:
+            con.close()
+            raise
+        return _ready(con, configure)
     databases = [Path(s) for s in sources if str(s).endswith(DB_SUFFIX)]
     traces = [Path(s) for s in sources if not str(s).endswith(DB_SUFFIX)]
     if db is not None:
@@ -490,10 +493,26 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None)
         raise UserError(f"more than one database given: {', '.join(map(str, databases))}")
     if databases and not traces and not databases[0].exists():
         raise UserError(f"{databases[0]}: no such database")
-    con = connect_database(databases[0], read_only=not traces) if databases else duckdb.connect()
-    if databases:
-        check_current(con, databases[0], loading=bool(traces))
-    if traces or not databases:
-        load_traces(con, traces)
-    register_primitives(con)
+    con = connect_database(databases[0], read_only=not traces) if databases else lockdown.connect_memory()
+    try:
+        if databases:
+            check_current(con, databases[0], loading=bool(traces))
+        if traces or not databases:
+            load_traces(con, traces)
+    except BaseException:
+        con.close()
+        raise
+    return _ready(con, configure)
+
+
+def _ready(con: duckdb.DuckDBPyConnection, configure) -> duckdb.DuckDBPyConnection:
+    """The store with its primitives registered, configured, its configuration locked."""
+    try:
+        register_primitives(con)
+        if configure is not None:
+            configure(con)
+        lockdown.lock(con)
+    except BaseException:
+        con.close()
+        raise
     return con

@@ -94,3 +94,36 @@ def test_an_inventory_count_beyond_64_bits_is_refused_with_its_line_and_field(tm
     with pytest.raises(UserError) as error:
         load_traces(duckdb.connect(), [path])
     assert str(error.value) == f"{path}:3: field 'inventory.iron_sword': integer out of range (64 bits)"
+
+
+@pytest.mark.parametrize("answer, question", [
+    ("steps[$t]" + "[1]" * 1000 + ".action", "At {{ t }}?"),  # issue 32, item 11: a postfix chain in parse
+    ("steps[$t].action", "At {{ t }}" + "{% if t %}" * 500 + "{% endif %}" * 500 + "?"),  # Jinja tags in check
+], ids=["postfix-chain", "jinja-tags"])
+def test_nesting_deeper_than_python_recurses_is_a_positioned_error(answer, question):
+    from support.fuzzing import compile_text
+
+    text = ("template crafter.t {\n  env crafter\n  category single_hop\n  answer_type action\n"
+            f"  param t: steps.step\n  question \"{question}\"\n  answer {answer}\n  evidence $t\n}}\n")
+    assert_reported(text)
+    code, stderr, _ = compile_text(text)
+    assert code == 1 and ": error: nested too deeply" in stderr
+
+
+def test_rich_markup_in_an_episode_id_is_printed_as_text(tmp_path, crafter_trace_dir, capsys):
+    """Issue 32, item 10: generate wrote the QA file, then crashed printing its summary (MarkupError)."""
+    import json
+
+    from support.paths import REPO
+
+    from qtc.cli import main
+
+    source = sorted(crafter_trace_dir.glob("*.jsonl"))[0]
+    lines = source.read_text(encoding="utf-8").split("\n")
+    header = json.loads(lines[0])
+    header["episode_id"] = "crafter[/]x[bold]"
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "x.jsonl").write_text("\n".join([json.dumps(header), *lines[1:]]), encoding="utf-8")
+    assert main(["generate", "--traces", str(tmp_path / "traces"), "--out", str(tmp_path / "qa.jsonl"),
+                 "--templates", str(REPO / "templates" / "crafter"), "--max-per-template", "2"]) == 0
+    assert "crafter[/]x[bold]" in capsys.readouterr().out

@@ -185,3 +185,65 @@ def test_missing_files_are_one_line(qa, crafter_trace_dir, tmp_path, capsys):
     assert main(["export", str(qa), "--traces", str(tmp_path / "no-traces"), "--to", "hf", str(tmp_path / "out")]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 2 and "no such QA file" in errors[0] and "no-traces" in errors[1]
+
+
+# A QA file's name and a task's name are data: written into task.py, the YAML and utils.py, they must
+# stay literals, whatever they hold (quotes that close a docstring, a newline and YAML keys, the line
+# separators YAML and str.splitlines break at, a Python keyword).
+HOSTILE_QA_NAMES = ("'''\"\"\"\nimport os; os.system('x')\ninclude: evil.yaml\ndataset_path: x\u2028task: y"
+                    "\u2029z\u0085w.jsonl", "class.jsonl")
+
+
+def exported_files(out, target: str) -> dict:
+    """What the harness would read first, parsed without running anything: task.py and utils.py as Python
+    syntax trees, the task YAML as YAML (lm-eval's `!function` tag read as its text)."""
+    import ast
+
+    import yaml
+
+    class TaskLoader(yaml.SafeLoader):
+        pass
+
+    TaskLoader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
+    if target == "inspect":
+        return {"task.py": ast.parse((out / "task.py").read_text(encoding="utf-8"))}
+    (task_yaml,) = out.glob("*.yaml")
+    return {"utils.py": ast.parse((out / "utils.py").read_text(encoding="utf-8")),
+            "yaml": yaml.load(task_yaml.read_text(encoding="utf-8"), Loader=TaskLoader)}
+
+
+@pytest.mark.parametrize("target", ["inspect", "lm-eval"])
+@pytest.mark.parametrize("qa_name", HOSTILE_QA_NAMES, ids=["quotes-newlines-yaml-keys-separators", "keyword"])
+def test_hostile_names_give_task_files_their_tools_load_as_data(qa, crafter_trace_dir, tmp_path, target, qa_name):
+    import ast
+
+    hostile = tmp_path / qa_name
+    hostile.write_bytes(qa.read_bytes())
+    out = tmp_path / "out"
+    assert export(hostile, crafter_trace_dir, target, out) == 0
+    files = exported_files(out, target)
+    if target == "inspect":
+        module = files["task.py"]
+        (function,) = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name != "qtc_score"]
+        assert function.name == ("qtc_class" if qa_name == "class.jsonl" else "import_os_os")
+        (qa_file,) = [node.value for node in module.body if isinstance(node, ast.Assign)
+                      and node.targets[0].id == "QA_FILE"]
+        assert ast.literal_eval(qa_file) == qa_name  # the name, as a literal and nothing else
+        assert not [node for node in ast.walk(module) if isinstance(node, ast.Import) and node.names[0].name == "os"]
+    else:
+        task = files["yaml"]
+        assert set(task) == {"task", "custom_dataset", "test_split", "output_type", "doc_to_text", "doc_to_target",
+                             "process_results", "generation_kwargs", "metric_list", "metadata"}
+        assert task["task"] == ("qtc_class" if qa_name == "class.jsonl" else "import_os_os")
+        # utils.py reads the samples as JSONL: one record a line, whatever their text holds.
+        samples = (out / "samples.jsonl").read_text(encoding="utf-8")
+        assert len([json.loads(line) for line in samples.split("\n") if line.strip()]) == len(read_jsonl(qa))
+        assert samples.splitlines() == samples.split("\n")[:-1]
+
+
+def test_a_keyword_name_gives_a_task_named_apart(qa, crafter_trace_dir, tmp_path):
+    import ast
+
+    assert export(qa, crafter_trace_dir, "inspect", tmp_path / "out", "--name", "class") == 0
+    module = ast.parse((tmp_path / "out" / "task.py").read_text(encoding="utf-8"))
+    assert "qtc_class" in [node.name for node in module.body if isinstance(node, ast.FunctionDef)]

@@ -5,7 +5,10 @@ an existing folder.
 
 from __future__ import annotations
 
+import shutil
+
 import duckdb
+import pytest
 
 from support.recordings import SMALL_RUN_FLAGS
 from qtc.cli import main
@@ -39,3 +42,36 @@ def test_a_corpus_is_never_written_over_an_existing_folder(tmp_path, crafter_tra
     assert capsys.readouterr().err == (f"qtc load: error: {corpus}: already exists; give a new folder "
                                        "(a corpus is written whole)\n")
     assert not any(corpus.iterdir())
+
+
+def _damaged(corpus, damage: str) -> None:
+    partitions = sorted((corpus / "crafter_steps" / "game=crafter").iterdir())
+    if damage == "missing":
+        shutil.rmtree(partitions[0])
+    elif damage == "repeated":
+        shutil.copytree(partitions[0], partitions[0].with_name(partitions[0].name + "_copy"))
+    elif damage == "cut":
+        (data,) = partitions[0].glob("*.parquet")
+        data.write_bytes(data.read_bytes()[:100])
+    else:  # foreign: Parquet of another table
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        (data,) = partitions[0].glob("*.parquet")
+        pq.write_table(pa.table({"x": [1, 2]}), data)
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("missing", "holds 0 rows, written with"), ("repeated", "a partition is missing or repeated"),
+    ("cut", "not the Parquet qtc wrote: Invalid Input Error"), ("foreign", "not the Parquet qtc wrote: Binder Error")])
+def test_a_corpus_with_a_partition_lost_repeated_or_corrupted_is_refused(tmp_path, crafter_trace_dir, capsys,
+                                                                          damage, message):
+    """Issue 32, items 6 and 10: the QA set changed silently, or DuckDB's errors came out as tracebacks."""
+    corpus = tmp_path / "corpus"
+    assert main(["load", str(crafter_trace_dir), "--parquet", str(corpus)]) == 0
+    _damaged(corpus, damage)
+    capsys.readouterr()
+    assert main(["generate", "--traces", str(corpus), "--out", str(tmp_path / "qa.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"qtc generate: error: {corpus / 'crafter_steps'}: ") and message in err, err
+    assert len(err.splitlines()) == 1

@@ -58,3 +58,25 @@ def test_a_trace_that_fails_in_a_task_is_the_message_of_one_process(tmp_path, ra
 def test_an_address_nothing_answers_at_is_a_message(address, message, crafter_trace_dir, tmp_path):
     run = qtc("generate", "--traces", str(crafter_trace_dir), "--out", str(tmp_path / "qa.jsonl"), "--ray", address)
     assert (run.returncode, run.stderr) == (2, f"qtc generate: error: {message}\n")
+
+
+@pytest.mark.parametrize("reply", [b"HTTP/1.1 400 Bad Request\r\n\r\n", b""], ids=["http", "silent"])
+def test_an_address_where_something_else_listens_is_a_message_not_a_hang(reply, crafter_trace_dir, tmp_path):
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        with server:
+            connection, _ = server.accept()
+            with connection:
+                connection.sendall(reply)
+                connection.recv(1024)
+
+    threading.Thread(target=answer, daemon=True).start()
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    run = qtc("generate", "--traces", str(crafter_trace_dir), "--out", str(tmp_path / "qa.jsonl"), "--ray", address)
+    assert (run.returncode, run.stderr) == (2, f"qtc generate: error: --ray {address}: what listens there is not a Ray "
+                                               "cluster (it does not speak gRPC); give the head node's GCS address, "
+                                               "printed by `ray start --head`\n")

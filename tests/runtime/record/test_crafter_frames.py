@@ -158,3 +158,18 @@ def test_the_llm_agent_plays_from_the_screen(tmp_path):
         text = message_text(shown)
         assert f"after step {t}" in text and "health 9, food 9, drink 9, energy 9 | inventory:" in text
         assert "move_left" in text
+
+
+def test_a_frames_header_claiming_more_than_the_archive_holds_is_refused_unread(recorded, tmp_path):
+    """Issue 32, item 10: a header claiming 65,536 x 65,536 frames allocated until MemoryError."""
+    import zipfile
+
+    trace = tmp_path / recorded.name
+    trace.write_bytes(recorded.read_bytes())
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False,
+                                                  "shape": (STEPS + 1, 65536, 65536, 3)})
+    with zipfile.ZipFile(frames_path(trace), "w") as archive:
+        archive.writestr("frames.npy", header.getvalue() + b"\x00" * 64)
+    with pytest.raises(UserError, match=r"not a frames archive \(its header says \(41, 65536, 65536, 3\) of uint8, 64 bytes"):
+        open_store(trace)
