@@ -224,7 +224,8 @@ def test_hostile_names_give_task_files_their_tools_load_as_data(qa, crafter_trac
     files = exported_files(out, target)
     if target == "inspect":
         module = files["task.py"]
-        (function,) = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name != "qtc_score"]
+        (function,) = [node for node in module.body if isinstance(node, ast.FunctionDef)
+                       and any(isinstance(d, ast.Name) and d.id == "task" for d in node.decorator_list)]
         assert function.name == ("qtc_class" if qa_name == "class.jsonl" else "import_os_os")
         (qa_file,) = [node.value for node in module.body if isinstance(node, ast.Assign)
                       and node.targets[0].id == "QA_FILE"]
