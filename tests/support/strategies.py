@@ -139,10 +139,11 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
             room = what[1]
             direction = what[0] if room != before and what[0] != NO_DIRECTION_MOVE else None
             parents[PLAYER] = room
-        elif kind == "take":
+        elif kind == "take":  # ("take", item, *also): the things after the first come with it (its contents)
             action = f"take {what[0].split()[-1]}"
-            inventory = sorted(set(inventory) | {what[0]})
-            parents[ITEM_OBJECTS[what[0]]] = PLAYER
+            inventory = sorted(set(inventory) | set(what))
+            for item in what:
+                parents[ITEM_OBJECTS[item]] = PLAYER
         elif kind == "drop":
             action = f"drop {what[0]}"
             if what[0] in inventory:
