@@ -320,13 +320,20 @@ CRAFTER_PLACE_TARGETS = Table("place_targets", "crafter", (
 ), "where Crafter's place rules may put each thing, from its own data: the same rows for every episode",
     has_step=False)
 
+# The rule tables' test of sleep (CONVENTIONS.md, Crafting): asleep and not rested, the game turns every
+# command into sleep, so nothing is collected, placed or made.
+AWAKE = ("whether a command right after the step would be carried out: the player was awake after the step, "
+         "or asleep with full energy (it wakes as the next step begins); asleep with less, the game turns "
+         "every command into sleep")
+
 CRAFTER_COLLECTABLE = Table("collectable", "crafter", (
     STEP,
     C("material", T.MATERIAL, "the material of the cell the player faced after the step, with nothing on it"),
     C("item", T.ITEM, "what doing there gives (collect_rules)"),
     C("tools", T.BOOLEAN, "whether the inventory after the step held every tool it needs"),
+    C("awake", T.BOOLEAN, AWAKE),
 ), "for each step after which the player faced a material it could collect from, whether a do action right "
-   "after the step would collect (tools true; CONVENTIONS.md, Crafting)", has_step_zero=True)
+   "after the step would collect (tools and awake true; CONVENTIONS.md, Crafting)", has_step_zero=True)
 
 CRAFTER_PLACEABLE = Table("placeable", "crafter", (
     STEP,
@@ -334,7 +341,8 @@ CRAFTER_PLACEABLE = Table("placeable", "crafter", (
     C("ingredients", T.BOOLEAN, "whether the inventory after the step held everything placing it uses"),
     C("target", T.BOOLEAN, "whether the cell the player faced after the step is a material it may be put on, "
                            "with no creature or object on it"),
-), "for each step and place rule, whether a place action right after the step would succeed (both true)",
+    C("awake", T.BOOLEAN, AWAKE),
+), "for each step and place rule, whether a place action right after the step would succeed (all three true)",
     has_step_zero=True)
 
 CRAFTER_CRAFTABLE = Table("craftable", "crafter", (
@@ -343,7 +351,8 @@ CRAFTER_CRAFTABLE = Table("craftable", "crafter", (
     C("ingredients", T.BOOLEAN, "whether the inventory after the step holds everything the recipe uses"),
     C("stations", T.BOOLEAN, "whether every station the recipe needs is within one cell of the player after "
                              "the step (CONVENTIONS.md, Crafting)"),
-), "for each step and recipe, whether a make action right after the step would succeed (both true)",
+    C("awake", T.BOOLEAN, AWAKE),
+), "for each step and recipe, whether a make action right after the step would succeed (all three true)",
     has_step_zero=True)
 
 CRAFTER_DAMAGE = Table("damage", "crafter", (
