@@ -30,6 +30,9 @@ class Column:
     # A step that may lie after the row's own (where a state ends): a horizon N cuts it to N, as a trace
     # recorded up to step N would hold it (CONVENTIONS.md, Horizon).
     ends_at_horizon: bool = False
+    # In a table without steps, the step from which a row is known (null: from the start): a horizon N
+    # leaves out the rows known only after N, as a trace recorded up to step N would hold them.
+    known_from: bool = False
 
     @property
     def sql_type(self) -> str:
@@ -66,6 +69,11 @@ class Table:
     def horizon_ends(self) -> tuple[str, ...]:
         """The columns a horizon cuts to its step besides cutting the rows (Column.ends_at_horizon)."""
         return tuple(c.name for c in self.columns if c.ends_at_horizon)
+
+    @property
+    def known_from(self) -> str | None:
+        """The column saying from which step a row of a table without steps is known (Column.known_from)."""
+        return next((c.name for c in self.columns if c.known_from), None)
 
     @property
     def relation_type(self) -> T.Relation:
@@ -137,6 +145,11 @@ JERICHO_ROOMS = Table("rooms", "jericho", (
     C("display_name", T.STRING, "clean name shown in questions; disambiguated when names repeat"),
     C("visited", T.BOOLEAN, "whether the player was ever in it; false: a room of the game the episode never "
                             "entered, named as the game lists it (none in traces recorded before qtc 0.4)"),
+    Column("title", T.STRING, "the display name without its number (dsl/room_names.py); derived at load",
+           derived=True),
+    Column("first_entered", T.STEP, "the step after which the player was first in it (0: the start room; null: "
+           "never entered); under a horizon N a room first entered after N is not a row, and the display "
+           "names are numbered among the rooms entered up to N; derived at load", derived=True, known_from=True),
 ), "the rooms of an episode's game: those it entered, and the others a question can name", has_step=False)
 
 JERICHO_ITEM_EVENTS = Table("item_events", "jericho", (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from qtc.dsl import schema
 from qtc.dsl.check import CheckedTemplate
+from qtc.dsl.room_names import horizon_display_name_sql
 from qtc.dsl.sql import sql_string
 
 from .nodes import TemplateIR
@@ -35,6 +36,11 @@ def horizon_cut(table: schema.Table) -> str:
                 "CASE WHEN n_steps > h.n THEN 'horizon' ELSE ended_by END AS ended_by, "
                 "CASE WHEN death_step <= h.n THEN death_step END AS death_step, "
                 "CASE WHEN death_step <= h.n THEN death_cause END AS death_cause) FROM episodes, qtc_horizon h")
+    if table.known_from:  # a table without steps: the rows known by the horizon (schema.Column.known_from)
+        where = f"WHERE coalesce(r.{table.known_from}, 0) <= (SELECT n FROM qtc_horizon)"
+        if table is schema.JERICHO_ROOMS:  # numbered among the rooms entered by then
+            return f"SELECT r.* REPLACE ({horizon_display_name_sql('r')} AS display_name) FROM {table.sql_name} r {where}"
+        return f"SELECT r.* FROM {table.sql_name} r {where}"
     if table.horizon_ends:
         ends = ", ".join(f"least({name}, (SELECT n FROM qtc_horizon)) AS {name}" for name in table.horizon_ends)
         return f"SELECT * REPLACE ({ends}) FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"

@@ -33,3 +33,31 @@ def test_a_multiple_choice_is_not_asked_where_two_things_were_got_at_once():
              if not c.adversarial}
     assert 1 not in asked
     assert asked[2].answer == "sword" and "sword" not in asked[2].distractors
+
+
+# Two rooms titled Forest (20, 21); the second is first entered at step 5, after the horizon of 4.
+#  step  action   room after
+#   1    north    20 Forest
+#   2    east     30 Clearing
+#   3    up       40 Attic
+#   4    down     10 West of House
+#   5    west     21 Forest
+#   6    east     10 West of House
+TWO_FORESTS = [(("move", "north", 20), None, 0), (("move", "east", 30), None, 0), (("move", "up", 40), None, 0),
+               (("move", "down", 10), None, 0), (("move", "west", 21), None, 0), (("move", "east", 10), None, 0)]
+
+
+def test_options_under_a_horizon_name_no_room_first_entered_after_it():
+    asked = candidates("jericho.choice_room_before", [jericho_episode(TWO_FORESTS)], horizon=4)
+    assert asked and all(not any(option.startswith("Forest (") for option in c.distractors) for c in asked)
+    whole = candidates("jericho.choice_room_before", [jericho_episode(TWO_FORESTS)])
+    assert any("Forest (1)" in c.distractors for c in whole)
+
+
+def test_rooms_sharing_a_title_are_numbered_among_those_entered_by_the_horizon():
+    at = {c.params["room"]: c.displays["room"] for c in
+          candidates("jericho.choice_room_before", [jericho_episode(TWO_FORESTS)], horizon=4) if not c.adversarial}
+    assert at[20] == "Forest"  # one Forest by step 4: "Forest (1)" would tell that there is another
+    whole = {c.params["room"]: c.displays["room"] for c in
+             candidates("jericho.choice_room_before", [jericho_episode(TWO_FORESTS)]) if not c.adversarial}
+    assert (whole[20], whole[21]) == ("Forest (1)", "Forest (2)")
