@@ -58,11 +58,12 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 KINDS["any"] = tuple(PHRASES)
 # The vocabularies (vocab kinds) each kind's plausible subjects come from, per game; damage's are
-# DAMAGE_CAUSES. Jericho's first sightings have none: a thing present but never named as listed may have
+# DAMAGE_CAUSES. Crafter's items lost are those a rule uses up: a tool never leaves (a false premise
+# "the stone pickaxe left your inventory" is rejected at once). Jericho's first sightings have none: a thing present but never named as listed may have
 # been seen under another name (CONVENTIONS.md, Sightings), and the store does not tell them apart here.
 SUBJECT_VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
     "jericho": {"item_gained": ("item",), "item_lost": ("item",), "room_entered": ("room",), "room_left": ("room",)},
-    "crafter": {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("item",),
+    "crafter": {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("consumable",),
                 "stat_low": ("stat",), "terrain_first": ("terrain",), "first_seen": ("material", "creature"),
                 "action": ("action",)},
 }

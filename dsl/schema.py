@@ -410,7 +410,9 @@ VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
                 "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
                 # What the player can stand on, and what it can collect: the plausible false premises
                 # about terrain underfoot and collections.
-                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT},
+                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT,
+                # What a rule uses up: all that ever leaves the inventory (tools are kept).
+                "consumable": T.ITEM},
     # What every game has, for templates of both (env any).
     "any": {"event": T.EVENT},
 }

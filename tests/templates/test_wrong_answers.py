@@ -5,7 +5,7 @@ out below, through the compiled SQL and against the reference evaluator."""
 from __future__ import annotations
 
 from support.ground_truth import differences, library, reference_candidates, sql_candidates, store_of
-from support.strategies import jericho_episode
+from support.strategies import jericho_episode, seeded_episode
 
 
 def candidates(template_id: str, episodes: list, horizon: int | None = None) -> list:
@@ -61,3 +61,20 @@ def test_rooms_sharing_a_title_are_numbered_among_those_entered_by_the_horizon()
     whole = {c.params["room"]: c.displays["room"] for c in
              candidates("jericho.choice_room_before", [jericho_episode(TWO_FORESTS)]) if not c.adversarial}
     assert (whole[20], whole[21]) == ("Forest (1)", "Forest (2)")
+
+
+def test_no_reasoning_question_true_or_false_on_an_episode_without_reasoning():
+    episode = jericho_episode(TWO_AT_ONCE)  # no step gives a reason
+    reasoning = ["jericho.keyword_count_reason", "jericho.keyword_in_reason_step", "jericho.after_keyword_action",
+                 "jericho.after_keyword_room", "jericho.after_keyword_obs", "jericho.after_keyword_score"]
+    for template_id in reasoning:
+        assert not candidates(template_id, [episode]), template_id
+    with_reasons = jericho_episode([(intent, "Take the egg, then the sword.", reward)
+                                    for intent, _, reward in TWO_AT_ONCE])
+    assert any(c.adversarial for c in candidates("jericho.keyword_in_reason_step", [with_reasons]))
+
+
+def test_a_crafter_false_premise_never_has_a_tool_leave_the_inventory():
+    store = store_of([seeded_episode("crafter", 0)])
+    lost = {s for (s,) in store.con.execute("SELECT subject FROM event_subjects WHERE kind = 'item_lost'").fetchall()}
+    assert lost == {"wood", "stone", "coal", "iron", "sapling"}
