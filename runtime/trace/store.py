@@ -275,10 +275,15 @@ def _vocabulary(header: dict) -> dict[str, list[str]]:
 
 
 def _event_vocabulary(header: dict) -> dict[str, list[str]]:
-    """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms, by
-    display name (events.event_subjects, which says from which step the episode met each)."""
-    rooms = [room["display_name"] for room in _jericho_rooms(header)] if header["env"] == "jericho" else []
-    return {**_vocabulary(header), "room": rooms}
+    """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms by title,
+    never numbered (events.event_subjects, which says from which step the episode met each): "Forest (3)"
+    as a false premise would tell that the episode reaches three Forests."""
+    if header["env"] != "jericho":
+        return {**_vocabulary(header), "room": []}
+    rooms = _jericho_rooms(header)
+    visited = room_names.titles([room["display_name"] for room in rooms if room["visited"]])
+    unvisited = [room["display_name"] for room in rooms if not room["visited"]]
+    return {**_vocabulary(header), "room": list(dict.fromkeys([*visited, *unvisited]))}
 
 
 def _jericho_rooms(header: dict) -> list[dict]:

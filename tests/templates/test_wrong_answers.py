@@ -78,3 +78,10 @@ def test_a_crafter_false_premise_never_has_a_tool_leave_the_inventory():
     store = store_of([seeded_episode("crafter", 0)])
     lost = {s for (s,) in store.con.execute("SELECT subject FROM event_subjects WHERE kind = 'item_lost'").fetchall()}
     assert lost == {"wood", "stone", "coal", "iron", "sapling"}
+
+
+def test_no_false_premise_names_a_numbered_room():
+    """"the second step at which you entered Forest (2)" at horizon 4 would tell there are two Forests."""
+    store = store_of([jericho_episode(TWO_FORESTS)])
+    rooms = {s for (s,) in store.con.execute("SELECT subject FROM event_subjects WHERE kind = 'room_entered'").fetchall()}
+    assert "Forest" in rooms and not any("(" in room for room in rooms)
