@@ -32,6 +32,7 @@ from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.dsl.check import CheckedTemplate
 from qtc.dsl.conventions import ORDINALS
+from qtc.dsl.events import ROOM_KINDS
 from qtc.dsl.room_names import display_names
 from qtc.dsl.functions import FUNCTIONS
 from qtc.dsl.visit import Visitor
@@ -80,7 +81,11 @@ def cut_to_horizon(tables: Tables, horizon: int | None) -> list[EpisodeRows]:
                     row = {**row, **{name: min(row[name], horizon) for name in table.horizon_ends}}
                 by_episode[row["episode_id"]][table.sql_name].append(row)
     for physical in by_episode.values():
-        physical[schema.JERICHO_ROOMS.sql_name] = _numbered(physical[schema.JERICHO_ROOMS.sql_name])
+        rooms = physical[schema.JERICHO_ROOMS.sql_name]
+        physical[schema.JERICHO_ROOMS.sql_name] = _numbered(rooms)
+        renamed = {r["display_name"]: n["display_name"] for r, n in zip(rooms, physical[schema.JERICHO_ROOMS.sql_name])}
+        physical[schema.EVENTS.sql_name] = [{**e, "subject": renamed.get(e["subject"], e["subject"])}
+                                            if e["kind"] in ROOM_KINDS else e for e in physical[schema.EVENTS.sql_name]]
     vocab: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     vocab_rows: dict[str, list[dict]] = defaultdict(list)
     for row in tables[schema.VOCAB.sql_name]:

@@ -85,3 +85,10 @@ def test_no_false_premise_names_a_numbered_room():
     store = store_of([jericho_episode(TWO_FORESTS)])
     rooms = {s for (s,) in store.con.execute("SELECT subject FROM event_subjects WHERE kind = 'room_entered'").fetchall()}
     assert "Forest" in rooms and not any("(" in room for room in rooms)
+
+
+def test_events_name_rooms_as_the_rooms_entered_by_the_horizon_do():
+    subjects = lambda horizon: {c.params["subject"] for c in candidates("events.event_kth", [jericho_episode(TWO_FORESTS)],
+                                                                        horizon) if c.params["kind"] == "room_entered"}
+    assert "Forest" in subjects(4) and not any("(" in s for s in subjects(4))
+    assert {"Forest (1)", "Forest (2)"} <= subjects(None)
