@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from qtc.dsl import crafter_data
-from qtc.dsl.room_names import display_names
+from qtc.dsl.room_names import display_names, titles as room_titles
 from qtc.runtime.trace.format import EpisodeWriter, episode_id
 
 # ---- shared ----
@@ -119,9 +119,7 @@ def jericho_episodes(draw, seed: int = 0, min_steps: int = 1, max_steps: int = 4
 
 
 def visited_names(visited: list[int]) -> dict[int, str]:
-    """The display names the recorder gives rooms visited in this order: titles that two share numbered.
-    A room first entered after a horizon is in no list of a recording cut there (the recorder would list
-    it as unvisited under the game's short name only where no other room shares its words)."""
+    """The display names the recorder gives rooms visited in this order: titles that two share numbered."""
     return display_names({r: ROOMS[r][0] for r in visited})
 
 
@@ -409,9 +407,13 @@ def truncated(episode: TraceEpisode, horizon: int) -> TraceEpisode:
     header = {**episode.header, "n_steps": horizon, "ended_by": "step_limit",
               "death_step": episode.header["death_step"] if died else None,
               "death_cause": episode.header["death_cause"] if died else None}
-    if "rooms" in header:  # Jericho lists the rooms seen, in order of first visit, numbered among them
+    # Jericho lists the rooms seen, in order of first visit, numbered among them. A room first entered
+    # after the horizon is in no list (the recorder would list it as unvisited under the game's short name
+    # only where no other room shares its words).
+    if "rooms" in header:
         seen = {episode.header["initial"]["room"]} | {s["room_after"] for s in episode.steps[:horizon]}
-        names = visited_names([r["room"] for r in header["rooms"] if r["room"] in seen])
+        titles = dict(zip((r["room"] for r in header["rooms"]), room_titles([r["display_name"] for r in header["rooms"]])))
+        names = display_names({r["room"]: titles[r["room"]] for r in header["rooms"] if r["room"] in seen})
         header["rooms"] = [{**r, "display_name": names[r["room"]]} for r in header["rooms"] if r["room"] in seen]
     if "objects" in header:  # and the tree's changes up to the horizon
         objects = header["objects"]
