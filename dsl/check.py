@@ -408,6 +408,11 @@ class Checker(Visitor):
         if e.name in self.lets:
             e.ref = ("let", e.name)
             return self.let_types.get(e.name)
+        if e.name in self.tables and self.tables[e.name].per_game:
+            # Its rows are the game's, not an episode's: read by kind, they are the episode's game's values.
+            self.error(e.span, f"'{e.name}' is read by kind, not as a relation",
+                       f"write {e.name}.KIND (kinds: {choices(schema.VOCAB_KINDS.get(self.env, {}))})")
+            return None
         if e.name in self.tables:
             e.ref = ("table", self.tables[e.name])
             return self.tables[e.name].relation_type

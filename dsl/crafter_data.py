@@ -100,6 +100,8 @@ PLACE_USES: tuple[tuple[str, str, int], ...] = tuple(
 PLACE_TARGETS: tuple[tuple[str, str], ...] = tuple(
     (item, material) for item, info in PLACE.items() for material in info["where"])
 # The material a collected item comes from (collect_wood <- tree, collect_drink <- water, ...).
+# The items some make or place rule uses up: the only ones that ever leave the inventory (tools are kept).
+CONSUMABLE: tuple[str, ...] = tuple(dict.fromkeys(i for _, i, _ in (*RECIPE_USES, *PLACE_USES)))
 COLLECTED_FROM: dict[str, str] = {
     item: material for material, info in COLLECT.items() for item in info["receive"]}
 
@@ -122,4 +124,5 @@ def vocabulary() -> dict[str, list[str]]:
     return {"action": list(ACTIONS), "item": list(ITEMS), "stat": list(STATS),
             "material": list(MATERIALS), "achievement": list(ACHIEVEMENTS),
             "direction": list(FACINGS.values()), "creature": list(CREATURES),
-            "terrain": list(PLAYER_ENTERABLE), "collectable": list(COLLECTED_FROM)}
+            "terrain": list(PLAYER_ENTERABLE), "collectable": list(COLLECTED_FROM),
+            "consumable": list(CONSUMABLE)}

@@ -58,14 +58,19 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 KINDS["any"] = tuple(PHRASES)
 # The vocabularies (vocab kinds) each kind's plausible subjects come from, per game; damage's are
-# DAMAGE_CAUSES. Jericho's first sightings have none: a thing present but never named as listed may have
-# been seen under another name (CONVENTIONS.md, Sightings), and the store does not tell them apart here.
+# DAMAGE_CAUSES. Crafter's items lost are those a rule uses up: a tool never leaves (a false premise
+# "the stone pickaxe left your inventory" is rejected at once). Jericho's first sightings have none: a
+# thing present but never named as listed may have been seen under another name (CONVENTIONS.md,
+# Sightings), and the store does not tell them apart here.
 SUBJECT_VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
     "jericho": {"item_gained": ("item",), "item_lost": ("item",), "room_entered": ("room",), "room_left": ("room",)},
-    "crafter": {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("item",),
+    "crafter": {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("consumable",),
                 "stat_low": ("stat",), "terrain_first": ("terrain",), "first_seen": ("material", "creature"),
                 "action": ("action",)},
 }
+# The kinds whose subject is a room's display name: under a horizon it is the name the rooms entered by
+# then give it (dsl/room_names.py).
+ROOM_KINDS: tuple[str, ...] = tuple(k for k, v in SUBJECT_VOCABULARY["jericho"].items() if v == ("room",))
 
 # Crafter's stats are counted from 0 to 9: a stat event is the step it first goes below this level after
 # being at it or above (the player starts with every stat at 9).

@@ -30,6 +30,9 @@ class Column:
     # A step that may lie after the row's own (where a state ends): a horizon N cuts it to N, as a trace
     # recorded up to step N would hold it (CONVENTIONS.md, Horizon).
     ends_at_horizon: bool = False
+    # In a table without steps, the step from which a row is known (null: from the start): a horizon N
+    # leaves out the rows known only after N, as a trace recorded up to step N would hold them.
+    known_from: bool = False
 
     @property
     def sql_type(self) -> str:
@@ -66,6 +69,11 @@ class Table:
     def horizon_ends(self) -> tuple[str, ...]:
         """The columns a horizon cuts to its step besides cutting the rows (Column.ends_at_horizon)."""
         return tuple(c.name for c in self.columns if c.ends_at_horizon)
+
+    @property
+    def known_from(self) -> str | None:
+        """The column saying from which step a row of a table without steps is known (Column.known_from)."""
+        return next((c.name for c in self.columns if c.known_from), None)
 
     @property
     def relation_type(self) -> T.Relation:
@@ -137,6 +145,11 @@ JERICHO_ROOMS = Table("rooms", "jericho", (
     C("display_name", T.STRING, "clean name shown in questions; disambiguated when names repeat"),
     C("visited", T.BOOLEAN, "whether the player was ever in it; false: a room of the game the episode never "
                             "entered, named as the game lists it (none in traces recorded before qtc 0.4)"),
+    Column("title", T.STRING, "the display name without its number (dsl/room_names.py); derived at load",
+           derived=True),
+    Column("first_entered", T.STEP, "the step after which the player was first in it (0: the start room; null: "
+           "never entered); under a horizon N a room first entered after N is not a row, and the display "
+           "names are numbered among the rooms entered up to N; derived at load", derived=True, known_from=True),
 ), "the rooms of an episode's game: those it entered, and the others a question can name", has_step=False)
 
 JERICHO_ITEM_EVENTS = Table("item_events", "jericho", (
@@ -320,13 +333,20 @@ CRAFTER_PLACE_TARGETS = Table("place_targets", "crafter", (
 ), "where Crafter's place rules may put each thing, from its own data: the same rows for every episode",
     has_step=False)
 
+# The rule tables' test of sleep (CONVENTIONS.md, Crafting): asleep and not rested, the game turns every
+# command into sleep, so nothing is collected, placed or made.
+AWAKE = ("whether a command right after the step would be carried out: the player was awake after the step, "
+         "or asleep with full energy (it wakes as the next step begins); asleep with less, the game turns "
+         "every command into sleep")
+
 CRAFTER_COLLECTABLE = Table("collectable", "crafter", (
     STEP,
     C("material", T.MATERIAL, "the material of the cell the player faced after the step, with nothing on it"),
     C("item", T.ITEM, "what doing there gives (collect_rules)"),
     C("tools", T.BOOLEAN, "whether the inventory after the step held every tool it needs"),
+    C("awake", T.BOOLEAN, AWAKE),
 ), "for each step after which the player faced a material it could collect from, whether a do action right "
-   "after the step would collect (tools true; CONVENTIONS.md, Crafting)", has_step_zero=True)
+   "after the step would collect (tools and awake true; CONVENTIONS.md, Crafting)", has_step_zero=True)
 
 CRAFTER_PLACEABLE = Table("placeable", "crafter", (
     STEP,
@@ -334,7 +354,8 @@ CRAFTER_PLACEABLE = Table("placeable", "crafter", (
     C("ingredients", T.BOOLEAN, "whether the inventory after the step held everything placing it uses"),
     C("target", T.BOOLEAN, "whether the cell the player faced after the step is a material it may be put on, "
                            "with no creature or object on it"),
-), "for each step and place rule, whether a place action right after the step would succeed (both true)",
+    C("awake", T.BOOLEAN, AWAKE),
+), "for each step and place rule, whether a place action right after the step would succeed (all three true)",
     has_step_zero=True)
 
 CRAFTER_CRAFTABLE = Table("craftable", "crafter", (
@@ -343,7 +364,8 @@ CRAFTER_CRAFTABLE = Table("craftable", "crafter", (
     C("ingredients", T.BOOLEAN, "whether the inventory after the step holds everything the recipe uses"),
     C("stations", T.BOOLEAN, "whether every station the recipe needs is within one cell of the player after "
                              "the step (CONVENTIONS.md, Crafting)"),
-), "for each step and recipe, whether a make action right after the step would succeed (both true)",
+    C("awake", T.BOOLEAN, AWAKE),
+), "for each step and recipe, whether a make action right after the step would succeed (all three true)",
     has_step_zero=True)
 
 CRAFTER_DAMAGE = Table("damage", "crafter", (
@@ -388,7 +410,9 @@ VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
                 "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
                 # What the player can stand on, and what it can collect: the plausible false premises
                 # about terrain underfoot and collections.
-                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT},
+                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT,
+                # What a rule uses up: all that ever leaves the inventory (tools are kept).
+                "consumable": T.ITEM},
     # What every game has, for templates of both (env any).
     "any": {"event": T.EVENT},
 }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from qtc.dsl import schema
 from qtc.dsl.check import CheckedTemplate
+from qtc.dsl.events import ROOM_KINDS
+from qtc.dsl.room_names import horizon_display_name_sql
 from qtc.dsl.sql import sql_string
 
 from .nodes import TemplateIR
@@ -28,6 +30,10 @@ def emit(ir: TemplateIR, checked: CheckedTemplate) -> str:
     return f"{header}WITH {body}\n{ir.final};\n"
 
 
+_KNOWN_ROOMS = (f"FROM {schema.JERICHO_ROOMS.sql_name} r "
+                f"WHERE coalesce(r.{schema.JERICHO_ROOMS.known_from}, 0) <= (SELECT n FROM qtc_horizon)")
+
+
 def horizon_cut(table: schema.Table) -> str:
     """A table as seen at the horizon: the steps up to it, and an episode that ran past it as cut there."""
     if table is schema.EPISODES:
@@ -35,6 +41,16 @@ def horizon_cut(table: schema.Table) -> str:
                 "CASE WHEN n_steps > h.n THEN 'horizon' ELSE ended_by END AS ended_by, "
                 "CASE WHEN death_step <= h.n THEN death_step END AS death_step, "
                 "CASE WHEN death_step <= h.n THEN death_cause END AS death_cause) FROM episodes, qtc_horizon h")
+    if table.known_from:  # a table without steps: the rows known by the horizon (schema.Column.known_from)
+        if table is schema.JERICHO_ROOMS:  # numbered among the rooms entered by then
+            return f"SELECT r.* REPLACE ({horizon_display_name_sql('r')} AS display_name) {_KNOWN_ROOMS}"
+        return f"SELECT r.* FROM {table.sql_name} r WHERE coalesce(r.{table.known_from}, 0) <= (SELECT n FROM qtc_horizon)"
+    if table is schema.EVENTS:  # a room's events name it as the rooms entered by then do
+        kinds = ", ".join(sql_string(kind) for kind in ROOM_KINDS)
+        return (f"SELECT e.* REPLACE (coalesce(n.display_name, e.subject) AS subject) FROM events e LEFT JOIN ("
+                f"SELECT r.episode_id, r.display_name AS recorded, {horizon_display_name_sql('r')} AS display_name "
+                f"{_KNOWN_ROOMS}) n ON n.episode_id = e.episode_id AND n.recorded = e.subject AND e.kind IN ({kinds}) "
+                f"WHERE e.step <= (SELECT n FROM qtc_horizon)")
     if table.horizon_ends:
         ends = ", ".join(f"least({name}, (SELECT n FROM qtc_horizon)) AS {name}" for name in table.horizon_ends)
         return f"SELECT * REPLACE ({ends}) FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"

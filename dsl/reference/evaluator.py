@@ -32,6 +32,8 @@ from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.dsl.check import CheckedTemplate
 from qtc.dsl.conventions import ORDINALS
+from qtc.dsl.events import ROOM_KINDS
+from qtc.dsl.room_names import display_names
 from qtc.dsl.functions import FUNCTIONS
 from qtc.dsl.visit import Visitor
 from .spatial import EpisodeSpace
@@ -73,10 +75,17 @@ def cut_to_horizon(tables: Tables, horizon: int | None) -> list[EpisodeRows]:
         if table in (schema.EPISODES, schema.VOCAB):
             continue
         for row in tables[table.sql_name]:
-            if horizon is None or not table.has_step or row["step"] <= horizon:
+            known = row["step"] if table.has_step else (row[table.known_from] or 0) if table.known_from else 0
+            if horizon is None or known <= horizon:
                 if horizon is not None and table.horizon_ends:
                     row = {**row, **{name: min(row[name], horizon) for name in table.horizon_ends}}
                 by_episode[row["episode_id"]][table.sql_name].append(row)
+    for physical in by_episode.values():
+        rooms = physical[schema.JERICHO_ROOMS.sql_name]
+        physical[schema.JERICHO_ROOMS.sql_name] = _numbered(rooms)
+        renamed = {r["display_name"]: n["display_name"] for r, n in zip(rooms, physical[schema.JERICHO_ROOMS.sql_name])}
+        physical[schema.EVENTS.sql_name] = [{**e, "subject": renamed.get(e["subject"], e["subject"])}
+                                            if e["kind"] in ROOM_KINDS else e for e in physical[schema.EVENTS.sql_name]]
     vocab: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     vocab_rows: dict[str, list[dict]] = defaultdict(list)
     for row in tables[schema.VOCAB.sql_name]:
@@ -92,6 +101,13 @@ def cut_to_horizon(tables: Tables, horizon: int | None) -> list[EpisodeRows]:
         visible["vocab"] = vocab_rows[row["game"]]
         episodes.append(EpisodeRows(row, visible, vocab[row["game"]]))
     return episodes
+
+
+def _numbered(rooms: list[dict]) -> list[dict]:
+    """The rooms kept, the visited ones named as an episode that entered only them would name them."""
+    entered = sorted((r for r in rooms if r["visited"]), key=lambda r: (r["first_entered"] is None, r["first_entered"] or 0))
+    names = display_names({r["room"]: r["title"] for r in entered})
+    return [{**r, "display_name": names[r["room"]]} if r["visited"] else r for r in rooms]
 
 
 def _episode_within(row: dict, horizon: int | None) -> dict:

@@ -54,6 +54,7 @@ from .agents import Choice
 from .jericho_actions import valid_actions
 from .jericho_objects import clean_listed_name, listed_lines, tree
 from qtc.dsl.conventions import command_direction, direction_vocabulary
+from qtc.dsl.room_names import display_names
 from qtc.dsl.sightings import room_objects
 from qtc.runtime.trace.format import episode_id
 
@@ -108,23 +109,6 @@ def looks_abbreviated(name: str) -> bool:
     left out, lest a false premise name a room the episode visited under its full title.
     """
     return not name.strip() or name != name.strip() or bool(re.search(r"[a-z][A-Z]|^[A-Z]{2}[a-z]", name))
-
-
-def display_names(titles: dict[int, str]) -> dict[int, str]:
-    """Display names for rooms (object number -> title, in order of first visit), disambiguated."""
-    cleaned = {num: title or f"room {num}" for num, title in titles.items()}
-    totals: dict[str, int] = {}
-    for name in cleaned.values():
-        totals[name] = totals.get(name, 0) + 1
-    seen: dict[str, int] = {}
-    names = {}
-    for num, name in cleaned.items():
-        if totals[name] > 1:
-            seen[name] = seen.get(name, 0) + 1
-            names[num] = f"{name} ({seen[name]})"
-        else:
-            names[num] = name
-    return names
 
 
 def _is_named(obj) -> bool:

@@ -15,6 +15,9 @@ an action taken right after it (CONVENTIONS.md, Crafting):
 - `placeable`: a place action (Player._place): the faced cell holds no creature or object, its
   material is one the thing may be put on, and the inventory holds what placing it uses.
 
+Each also says whether the player would carry out the action at all (`awake`): asleep with less than
+full energy, Player.update turns every command into sleep, so nothing is collected, placed or made.
+
 The player acts first in a step (it is the world's first object), so the state after step t is what
 the action of step t + 1 meets.
 """
@@ -57,15 +60,20 @@ def rule_rows_sql(table: schema.Table) -> str:
     return f"SELECT c.file, {columns}, r.k FROM crafter_initial c CROSS JOIN {table.name} r"
 
 
-# The player's state after each step, and after reset (step 0: the first step's before columns).
-_STATES = """states AS (
-  SELECT episode_id, step, x_after AS x, y_after AS y, facing_after AS facing FROM q_steps UNION ALL
-  SELECT episode_id, 0, x_before, y_before, facing_before FROM q_steps WHERE step = 1)"""
+# The player's state after each step, and after reset (step 0: the first step's before columns; the
+# player starts awake), with whether it would carry out a command then (Player.update: asleep with less
+# than full energy, every command becomes sleep; with full energy it wakes as the step begins).
+_STATES = f"""states AS (
+  SELECT s.episode_id, s.step, s.x, s.y, s.facing,
+         NOT s.sleeping OR coalesce(e.count, 0) >= {crafter_data.MAXIMUM["energy"]} AS awake
+  FROM (SELECT episode_id, step, x_after AS x, y_after AS y, facing_after AS facing, sleeping FROM q_steps UNION ALL
+        SELECT episode_id, 0, x_before, y_before, facing_before, false FROM q_steps WHERE step = 1) s
+  LEFT JOIN q_inventory e ON e.episode_id = s.episode_id AND e.step = s.step AND e.item = 'energy')"""
 
 # The cell each state faces: its material as the view showed it, and whether a creature or object was on it.
 _FACED = _STATES + """,
 faced AS (
-  SELECT s.episode_id, s.step, v.material, EXISTS (
+  SELECT s.episode_id, s.step, s.awake, v.material, EXISTS (
       SELECT 1 FROM q_creatures c WHERE c.episode_id = s.episode_id AND c.step = s.step
         AND c.x = s.x + o.dx AND c.y = s.y + o.dy) AS occupied
   FROM states s JOIN facing_offsets o ON o.facing = s.facing
@@ -94,8 +102,9 @@ stations AS (
   SELECT p.episode_id, p.step, s.item, bool_and(coalesce(list_contains(n.materials, s.station), false)) AS ok
   FROM states p CROSS JOIN recipe_stations s LEFT JOIN nearby n ON n.episode_id = p.episode_id AND n.step = p.step
   GROUP BY ALL)
-SELECT i.episode_id, i.step, i.item, i.ok, coalesce(s.ok, true)
+SELECT i.episode_id, i.step, i.item, i.ok, coalesce(s.ok, true), p.awake
 FROM ingredients i LEFT JOIN stations s ON s.episode_id = i.episode_id AND s.step = i.step AND s.item = i.item
+JOIN states p ON p.episode_id = i.episode_id AND p.step = i.step
 JOIN (SELECT item, min(k) AS k FROM recipe_uses GROUP BY item) o ON o.item = i.item
 ORDER BY i.episode_id, i.step, o.k
 """
@@ -103,12 +112,12 @@ ORDER BY i.episode_id, i.step, o.k
 COLLECTABLE_SQL = f"""
 WITH {_FACED}
 SELECT f.episode_id, f.step, f.material, r.item,
-       coalesce(bool_and(coalesce(i.count, 0) >= t.amount), true) AS tools
+       coalesce(bool_and(coalesce(i.count, 0) >= t.amount), true) AS tools, f.awake
 FROM faced f JOIN collect_rules r ON r.material = f.material
 LEFT JOIN collect_tools t ON t.material = f.material
 LEFT JOIN q_inventory i ON i.episode_id = f.episode_id AND i.step = f.step AND i.item = t.tool
 WHERE NOT f.occupied
-GROUP BY f.episode_id, f.step, f.material, r.item, r.k
+GROUP BY f.episode_id, f.step, f.awake, f.material, r.item, r.k
 ORDER BY f.episode_id, f.step, r.k
 """
 
@@ -116,7 +125,8 @@ PLACEABLE_SQL = f"""
 WITH {_FACED},
 {_ingredients("faced", "place_uses")}
 SELECT g.episode_id, g.step, g.item, g.ok,
-       NOT f.occupied AND EXISTS (SELECT 1 FROM place_targets t WHERE t.item = g.item AND t.material = f.material)
+       NOT f.occupied AND EXISTS (SELECT 1 FROM place_targets t WHERE t.item = g.item AND t.material = f.material),
+       f.awake
 FROM ingredients g JOIN faced f ON f.episode_id = g.episode_id AND f.step = g.step
 JOIN (SELECT item, min(k) AS k FROM place_uses GROUP BY item) o ON o.item = g.item
 ORDER BY g.episode_id, g.step, o.k

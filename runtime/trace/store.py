@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 import duckdb
 import pyarrow as pa
 
-from qtc.dsl import crafter_data, schema
+from qtc.dsl import crafter_data, room_names, schema
 from qtc.dsl.conventions import command, command_direction, named_item_steps
 from qtc.dsl.events import KINDS as event_kinds
 from qtc.dsl import types as T
@@ -276,10 +276,15 @@ def _vocabulary(header: dict) -> dict[str, list[str]]:
 
 
 def _event_vocabulary(header: dict) -> dict[str, list[str]]:
-    """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms, by
-    display name (events.event_subjects, which says from which step the episode met each)."""
-    rooms = [room["display_name"] for room in _jericho_rooms(header)] if header["env"] == "jericho" else []
-    return {**_vocabulary(header), "room": rooms}
+    """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms by title,
+    never numbered (events.event_subjects, which says from which step the episode met each): "Forest (3)"
+    as a false premise would tell that the episode reaches three Forests."""
+    if header["env"] != "jericho":
+        return {**_vocabulary(header), "room": []}
+    rooms = _jericho_rooms(header)
+    visited = room_names.titles([room["display_name"] for room in rooms if room["visited"]])
+    unvisited = [room["display_name"] for room in rooms if not room["visited"]]
+    return {**_vocabulary(header), "room": list(dict.fromkeys([*visited, *unvisited]))}
 
 
 def _jericho_rooms(header: dict) -> list[dict]:
@@ -298,9 +303,6 @@ def _header_rows(traces: list[TraceText]) -> dict[schema.Table, pa.Table]:
              h["death_cause"], h["format_version"]) for h in headers]),
         schema.VOCAB: _arrow_table(schema.VOCAB, [(h["game"], kind, value) for h in headers
                                                   for kind, values in _vocabulary(h).items() for value in values]),
-        schema.JERICHO_ROOMS: _arrow_table(schema.JERICHO_ROOMS, [
-            (h["episode_id"], room["room"], room["name"], room["display_name"], room["visited"])
-            for h in headers if h["env"] == "jericho" for room in _jericho_rooms(h)]),
     }
 
 
@@ -314,6 +316,7 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
         if table.env in envs:
             tables[table] = reader.sql(sql).to_arrow_table()
     if schema.JERICHO_STEPS in tables:
+        tables[schema.JERICHO_ROOMS] = jericho_rooms(traces, tables[schema.JERICHO_ROOM_EVENTS])
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
         tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
         register_objects(reader, traces)
@@ -339,6 +342,28 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
 # Commands): `command`, by the rule the action scorer uses, so templates that count or compare actions
 # count one command written two ways once; `tried_direction`, so a room graph knows an exit tried in vain.
 DERIVED_FROM_ACTION = {"command": command, "tried_direction": command_direction}
+
+
+def jericho_rooms(traces: list[TraceText], room_events: pa.Table) -> pa.Table:
+    """jericho_rooms: each episode's rooms from its header, with each visited room's title (its display
+    name unnumbered) and the step the episode first entered it (dsl/room_names.py)."""
+    entered: dict[tuple[str, int], int] = {}
+    for row in room_events.select(["episode_id", "step", "room", "change"]).to_pylist():
+        if row["change"] == "entered":
+            key = (row["episode_id"], row["room"])
+            entered[key] = min(entered.get(key, row["step"]), row["step"])
+    rows = []
+    for trace in traces:
+        header = trace.header
+        if header["env"] == "jericho":
+            rooms = _jericho_rooms(header)
+            visited = [room["display_name"] for room in rooms if room["visited"]]
+            names = dict(zip(visited, room_names.titles(visited)))
+            rows += [(header["episode_id"], room["room"], room["name"], room["display_name"], room["visited"],
+                      names.get(room["display_name"], room["display_name"]) if room["visited"] else room["display_name"],
+                      entered.get((header["episode_id"], room["room"])))
+                     for room in rooms]
+    return _arrow_table(schema.JERICHO_ROOMS, rows)
 
 
 def with_commands(steps: pa.Table) -> pa.Table:

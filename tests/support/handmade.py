@@ -77,9 +77,10 @@ def make_db() -> duckdb.DuckDBPyConnection:
                     "VALUES ('j1', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, [], FALSE)",
                     [step, action, command(action), reason, f"obs {step - 1}", f"obs {step}", score, step, before,
                      after, moved, direction, command_direction(action), inv_before, inv_after])
-    con.executemany("INSERT INTO jericho_rooms VALUES ('j1', ?, ?, ?, TRUE)", JERICHO_ROOMS)
+    con.executemany(f"INSERT INTO jericho_rooms {HEADER_ROOM_COLUMNS} VALUES ('j1', ?, ?, ?, TRUE)", JERICHO_ROOMS)
     con.executemany("INSERT INTO jericho_item_events VALUES ('j1', ?, ?, ?, ?)", JERICHO_ITEM_EVENTS)
     con.executemany("INSERT INTO jericho_room_events VALUES ('j1', ?, ?, ?)", JERICHO_ROOM_EVENTS)
+    derive_room_columns(con)
     for step, action in enumerate(CRAFTER_ACTIONS, start=1):
         con.execute("INSERT INTO crafter_steps (episode_id, step, action, reason, reward, x_before, y_before, "
                     "x_after, y_after, facing_before, facing_after, terrain_before, terrain_after, daylight, "
@@ -92,6 +93,18 @@ def make_db() -> duckdb.DuckDBPyConnection:
     con.executemany("INSERT INTO crafter_achievements VALUES ('c1', ?, 'collect_wood', ?)", [(3, True), (7, False)])
     con.execute("INSERT INTO crafter_damage VALUES ('c1', 4, 1, 'zombie', TRUE)")
     return con
+
+
+# The rooms' columns a trace header gives; derive_room_columns fills in the others as the store does
+# (runtime/trace/store.py, jericho_rooms), for hand-written names that number no title twice.
+HEADER_ROOM_COLUMNS = "(episode_id, room, name, display_name, visited)"
+
+
+def derive_room_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """jericho_rooms' title and first_entered, from the display names and the room events."""
+    con.execute("UPDATE jericho_rooms r SET title = display_name, first_entered = (SELECT min(step) "
+                "FROM jericho_room_events e WHERE e.episode_id = r.episode_id AND e.room = r.room "
+                "AND e.change = 'entered')")
 
 
 def compile_source(source: str, path: str = "test.qtpl"):

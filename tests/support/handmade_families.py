@@ -12,6 +12,7 @@ import duckdb
 from qtc.dsl import schema
 from qtc.dsl.conventions import command, command_direction
 from qtc.runtime.spatial.udf import register_primitives
+from support.handmade import HEADER_ROOM_COLUMNS, derive_room_columns
 
 # ---- Jericho episode j2 (game "manor"): rooms 1 Hall, 2 Kitchen, 3 Garden, 4 Cellar ----
 #  step action       room     inventory after       score  reason
@@ -149,16 +150,17 @@ def _add_jericho(con) -> None:
                     [step, action, command(action), reason, observation, obs_after, score, step, before, after,
                      before != after, direction, command_direction(action), inventory, inv_after, valid])
         observation, inventory = obs_after, inv_after
-    con.executemany("INSERT INTO jericho_rooms VALUES ('j2', ?, ?, ?, TRUE)", J2_ROOMS)
+    con.executemany(f"INSERT INTO jericho_rooms {HEADER_ROOM_COLUMNS} VALUES ('j2', ?, ?, ?, TRUE)", J2_ROOMS)
     con.executemany("INSERT INTO jericho_item_events VALUES ('j2', ?, ?, ?, ?)", J2_ITEM_EVENTS)
     con.executemany("INSERT INTO jericho_room_events VALUES ('j2', ?, ?, ?)", J2_ROOM_EVENTS)
     for episode, gains in GAIN_EPISODES.items():
         con.execute("INSERT INTO episodes (episode_id, env, game, seed, agent, n_steps, ended_by) "
                     "VALUES (?, 'jericho', 'manor', 1, 'handmade', 8, 'step_limit')", [episode])
-        con.executemany("INSERT INTO jericho_rooms VALUES (?, ?, ?, ?, TRUE)",
+        con.executemany(f"INSERT INTO jericho_rooms {HEADER_ROOM_COLUMNS} VALUES (?, ?, ?, ?, TRUE)",
                         [(episode, 5, "Attic", "Attic"), (episode, 6, "Shed", "Shed")])
         con.executemany("INSERT INTO jericho_item_events VALUES (?, ?, ?, 'gained', ?)",
                         [(episode, step, item, room) for step, item, room in gains])
+    derive_room_columns(con)
 
 
 def _add_crafter(con) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from qtc.dsl import crafter_data
+from qtc.dsl.room_names import display_names, titles as room_titles
 from qtc.runtime.trace.format import EpisodeWriter, episode_id
 
 # ---- shared ----
@@ -117,6 +118,11 @@ def jericho_episodes(draw, seed: int = 0, min_steps: int = 1, max_steps: int = 4
                            with_changes=draw(st.sampled_from((True, True, True, False))))
 
 
+def visited_names(visited: list[int]) -> dict[int, str]:
+    """The display names the recorder gives rooms visited in this order: titles that two share numbered."""
+    return display_names({r: ROOMS[r][0] for r in visited})
+
+
 def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_valid_actions: bool = False,
                     seed: int = 0, with_changes: bool = True) -> TraceEpisode:
     """A Jericho episode played from `intents`: ((kind, *what), reason, reward) per step. A step changed
@@ -139,10 +145,11 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
             room = what[1]
             direction = what[0] if room != before and what[0] != NO_DIRECTION_MOVE else None
             parents[PLAYER] = room
-        elif kind == "take":
+        elif kind == "take":  # ("take", item, *also): the things after the first come with it (its contents)
             action = f"take {what[0].split()[-1]}"
-            inventory = sorted(set(inventory) | {what[0]})
-            parents[ITEM_OBJECTS[what[0]]] = PLAYER
+            inventory = sorted(set(inventory) | set(what))
+            for item in what:
+                parents[ITEM_OBJECTS[item]] = PLAYER
         elif kind == "drop":
             action = f"drop {what[0]}"
             if what[0] in inventory:
@@ -174,9 +181,10 @@ def jericho_episode(intents: list[tuple], room: int = 10, inventory=(), with_val
         "seed": seed, "agent": "random", "n_steps": len(steps), "ended_by": "step_limit",
         "death_step": None, "death_cause": None, "rom": f"{JERICHO_GAME}.z5",
         "vocab": {"item": list(ITEMS), "direction": list(DIRECTIONS)},
-        "rooms": [{"room": r, "name": ROOMS[r][0], "display_name": ROOMS[r][1]} for r in visited],
-        "unvisited_rooms": [{"room": r, "name": ROOMS[r][0], "display_name": ROOMS[r][1]}
-                            for r in sorted(set(ROOMS) - set(visited))],
+        "rooms": [{"room": r, "name": ROOMS[r][0], "display_name": name} for r, name in visited_names(visited).items()],
+        "unvisited_rooms": [{"room": r, "name": ROOMS[r][0], "display_name": ROOMS[r][0]}
+                            for r in sorted(set(ROOMS) - set(visited))
+                            if [o for o in ROOMS if ROOMS[o][0] == ROOMS[r][0]] == [r]],  # a name no other room has
         "initial": initial,
         "objects": {"player": PLAYER, "tree": tree, "moves": object_moves},
         "unchanged_steps": unchanged_steps if with_changes else None,
@@ -399,12 +407,14 @@ def truncated(episode: TraceEpisode, horizon: int) -> TraceEpisode:
     header = {**episode.header, "n_steps": horizon, "ended_by": "step_limit",
               "death_step": episode.header["death_step"] if died else None,
               "death_cause": episode.header["death_cause"] if died else None}
-    if "rooms" in header:  # Jericho lists the rooms seen, in order of first visit
+    # Jericho lists the rooms seen, in order of first visit, numbered among them. A room first entered
+    # after the horizon is in no list (the recorder would list it as unvisited under the game's short name
+    # only where no other room shares its words).
+    if "rooms" in header:
         seen = {episode.header["initial"]["room"]} | {s["room_after"] for s in episode.steps[:horizon]}
-        header["rooms"] = [r for r in header["rooms"] if r["room"] in seen]
-        header["unvisited_rooms"] = sorted(header["unvisited_rooms"] + [r for r in episode.header["rooms"]
-                                                                      if r["room"] not in seen],
-                                           key=lambda r: r["room"])
+        titles = dict(zip((r["room"] for r in header["rooms"]), room_titles([r["display_name"] for r in header["rooms"]])))
+        names = display_names({r["room"]: titles[r["room"]] for r in header["rooms"] if r["room"] in seen})
+        header["rooms"] = [{**r, "display_name": names[r["room"]]} for r in header["rooms"] if r["room"] in seen]
     if "objects" in header:  # and the tree's changes up to the horizon
         objects = header["objects"]
         header["objects"] = {**objects, "moves": [m for m in objects["moves"] if m["step"] <= horizon]}

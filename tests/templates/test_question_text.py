@@ -87,3 +87,16 @@ def test_collections_at_a_full_inventory_count_and_the_question_says_so(crafter_
     counts = [q for q in crafter_questions if q["template_id"] == "crafter.collections_in_range"
               and not q["adversarial"]]
     assert counts and all("already held as much of it as you can" in q["question"] for q in counts)
+
+
+def test_the_collection_note_is_only_on_collections(crafter_questions):
+    steps = [q for q in crafter_questions if q["template_id"] == "crafter.event_steps"]
+    assert {"collect drink", "place stone"} <= {q["bindings"]["event"].replace("_", " ") for q in steps}
+    for q in steps:
+        collection = q["bindings"]["event"].startswith("collect_")
+        assert ("A collection counts" in q["question"]) == collection, q["question"]
+
+
+def test_a_count_of_steps_next_to_a_material_does_not_say_sometimes(crafter_questions):
+    beside = [q for q in crafter_questions if q["template_id"] == "crafter.adjacent_steps_in_range"]
+    assert beside and not any("sometimes" in q["question"] for q in beside)

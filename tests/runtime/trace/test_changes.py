@@ -48,6 +48,16 @@ def test_the_store_reads_the_header_list_as_one_flag_a_step(tmp_path):
     assert [changed for (changed,) in flags] == [False, True, True, False, True, False]
 
 
+def test_a_step_whose_inventory_room_or_score_changed_is_never_unchanged(tmp_path):
+    """karn step 315: the access card digested, and the interpreter's test saw nothing change."""
+    episode = jericho_episode(STEPS, room=10)
+    episode.header["unchanged_steps"] = [1, 2, 3, 4, 5, 6]  # the take, the move and the score listed too
+    write_episodes([episode], tmp_path)
+    with open_store(tmp_path) as con:
+        flags = con.execute("SELECT changed FROM jericho_steps ORDER BY step").fetchall()
+    assert [changed for (changed,) in flags] == [False, True, True, False, True, False]
+
+
 def test_a_trace_recorded_before_the_flag_loads_with_it_null(tmp_path, capsys):
     episode = jericho_episode(STEPS, room=10)
     del episode.header["unchanged_steps"]
