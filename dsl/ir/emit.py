@@ -36,16 +36,16 @@ _KNOWN_ROOMS = (f"FROM {schema.JERICHO_ROOMS.sql_name} r "
 
 def horizon_cut(table: schema.Table) -> str:
     """A table as seen at the horizon: the steps up to it, and an episode that ran past it as cut there."""
-    if table is schema.EPISODES:
+    if table == schema.EPISODES:  # by value: a library read from the cache holds copies of the tables
         return ("SELECT * REPLACE (least(n_steps, h.n) AS n_steps, "
                 "CASE WHEN n_steps > h.n THEN 'horizon' ELSE ended_by END AS ended_by, "
                 "CASE WHEN death_step <= h.n THEN death_step END AS death_step, "
                 "CASE WHEN death_step <= h.n THEN death_cause END AS death_cause) FROM episodes, qtc_horizon h")
     if table.known_from:  # a table without steps: the rows known by the horizon (schema.Column.known_from)
-        if table is schema.JERICHO_ROOMS:  # numbered among the rooms entered by then
+        if table == schema.JERICHO_ROOMS:  # numbered among the rooms entered by then
             return f"SELECT r.* REPLACE ({horizon_display_name_sql('r')} AS display_name) {_KNOWN_ROOMS}"
         return f"SELECT r.* FROM {table.sql_name} r WHERE coalesce(r.{table.known_from}, 0) <= (SELECT n FROM qtc_horizon)"
-    if table is schema.EVENTS:  # a room's events name it as the rooms entered by then do
+    if table == schema.EVENTS:  # a room's events name it as the rooms entered by then do
         kinds = ", ".join(sql_string(kind) for kind in ROOM_KINDS)
         return (f"SELECT e.* REPLACE (coalesce(n.display_name, e.subject) AS subject) FROM events e LEFT JOIN ("
                 f"SELECT r.episode_id, r.display_name AS recorded, {horizon_display_name_sql('r')} AS display_name "
