@@ -72,12 +72,25 @@ def _problems_of(compiled, store, horizon) -> list[str]:
         if cut_at not in cuts:
             cuts[cut_at] = Evaluator(compiled.checked, store.tables, cut_at)
         cut = cuts[cut_at]
-        again = cut.instance(next(e for e in cut.episodes if e.episode["episode_id"] == candidate.episode_id),
-                             candidate.params)
-        if again is None or again.answer != candidate.answer:
+        cut_episode = next(e for e in cut.episodes if e.episode["episode_id"] == candidate.episode_id)
+        # Rooms sharing a title are numbered as at the question's horizon (CONVENTIONS.md, Horizon): on the
+        # shorter trace the same rooms may bear other names, so the binding and answer name them as it does.
+        renamed = _renamed_rooms(episode, cut_episode)
+        again = cut.instance(cut_episode, {p: renamed.get(v, v) if isinstance(v, str) else v
+                                           for p, v in candidate.params.items()})
+        answer = renamed.get(candidate.answer, candidate.answer) if isinstance(candidate.answer, str) \
+            else candidate.answer
+        if again is None or again.answer != answer:
             problems.append(f"{where}: answer {candidate.answer!r}, but on the trace cut at step {cut_at} "
                             f"(its last evidence or named step): {again and again.answer!r}")
     return problems
+
+
+def _renamed_rooms(episode, cut_episode) -> dict[str, str]:
+    """Each room's name at the horizon -> its name on the trace cut shorter, where they differ."""
+    at_cut = {r["room"]: r["display_name"] for r in cut_episode.tables.get("rooms", [])}
+    return {r["display_name"]: at_cut[r["room"]] for r in episode.tables.get("rooms", [])
+            if r["room"] in at_cut and at_cut[r["room"]] != r["display_name"]}
 
 
 def _premise_problems(compiled, evaluator, episode, params, where) -> list[str]:

@@ -69,7 +69,7 @@ def test_any_qa_file_name_gives_task_files_that_load_as_data(tmp_path_factory, n
     write_export(target, out, [], [], Provenance(qa, (), "full", "0"), task, 64)
     if target == "inspect":
         module = ast.parse((out / "task.py").read_text(encoding="utf-8"))
-        assert [n.name for n in module.body if isinstance(n, ast.FunctionDef)] == ["qtc_score", task]
+        assert [n.name for n in module.body if isinstance(n, ast.FunctionDef)] == ["samples", "qtc_score", task]
         (value,) = [n.value for n in module.body if isinstance(n, ast.Assign) and n.targets[0].id == "QA_FILE"]
         assert ast.literal_eval(value) == qa.name
     else:
