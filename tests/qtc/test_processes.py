@@ -12,7 +12,7 @@ import sys
 import textwrap
 import time
 
-WAIT_SECONDS = 60  # guards against a hang only
+WAIT_SECONDS = 180  # guards against a hang only: spawned workers import qtc and a game, slow under load
 
 
 def children(pid: int) -> list[int]:
