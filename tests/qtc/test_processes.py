@@ -74,8 +74,10 @@ def test_a_child_dies_with_its_parent_killed_outright():
 
 
 def test_sigterm_stops_play_jobs_as_ctrl_c_does(tmp_path):
-    run = subprocess.Popen([sys.executable, "-m", "qtc.cli", "play", "crafter", "--agent", "random", "--episodes", "2",
-                            "--max-steps", "1000000", "--jobs", "2", "--quiet", "--out", str(tmp_path)],
+    # The scripted agent's seeds 4 and 5 live to the step limit (README), so that both episodes are still under
+    # way when the second worker starts, however slowly (a random agent dies within a second or two).
+    run = subprocess.Popen([sys.executable, "-m", "qtc.cli", "play", "crafter", "--agent", "scripted", "--seed", "4",
+                            "--episodes", "2", "--max-steps", "1000000", "--jobs", "2", "--quiet", "--out", str(tmp_path)],
                            stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     try:
         # Both workers have started an episode (each writes its partial trace as it goes).
