@@ -38,7 +38,8 @@ from qtc.runtime.qa.appendlog import AppendLog
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 from qtc.runtime.qa.questions import Question
 
-from .context import ContextMode, LogSizes, Shown, estimated_tokens, render_context, shown_steps
+from .context import (ContextMode, LogSizes, Shown, estimated_tokens, render_context, shown_description,
+                      shown_steps)
 from .scoring import option_letter
 
 # Completion tokens allowed per request: a little for the JSON around the answers, and enough per
@@ -89,19 +90,6 @@ class Batch:
     log: bool  # False for --context none: no log at all, not an empty one
 
 
-def _description(mode: ContextMode, horizon: int, shown: Shown) -> str:
-    if mode.kind == "full":
-        return f"steps 1 to {horizon}, every step"
-    if mode.kind == "last":
-        return f"steps {min(shown.actions, default=horizon)} to {horizon}; earlier steps are not shown"
-    if mode.kind == "budget":
-        return (f"{len(shown.actions)} of steps 1 to {horizon}, as many as fit about {mode.budget} tokens; "
-                "the others are not shown")
-    if mode.kind == "none":
-        return "not shown"
-    return "only a few steps; the others are not shown"
-
-
 def episode_lengths(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, int]]:
     """Every episode of a store: its env and number of steps, by episode id."""
     return {eid: (env, n) for eid, env, n in con.execute("SELECT episode_id, env, n_steps FROM episodes").fetchall()}
@@ -132,7 +120,7 @@ def plan_batches(con: duckdb.DuckDBPyConnection, questions: list[Question], mode
         if mode.kind == "budget" and q.episode_id not in sizes:
             sizes[q.episode_id] = LogSizes.of_episode(rows, q.episode_id, env, n_steps)
         shown = shown_steps(mode, horizon, q.evidence, sizes.get(q.episode_id))
-        groups.setdefault((q.episode_id, env, shown, _description(mode, horizon, shown)), []).append(q)
+        groups.setdefault((q.episode_id, env, shown, shown_description(mode, horizon, shown)), []).append(q)
     return [Batch(*key, tuple(group[i:i + batch_size]), mode.kind != "none")
             for key, group in groups.items() for i in range(0, len(group), batch_size)]
 

@@ -96,6 +96,20 @@ def shown_steps(mode: ContextMode, horizon: int, evidence: list[int], sizes: "Lo
     return Shown.of_steps([s for s in evidence if 0 <= s <= horizon])
 
 
+def shown_description(mode: ContextMode, horizon: int, shown: Shown) -> str:
+    """Which steps a context of this mode shows, in words, for the prompt's heading."""
+    if mode.kind == "full":
+        return f"steps 1 to {horizon}, every step"
+    if mode.kind == "last":
+        return f"steps {min(shown.actions, default=horizon)} to {horizon}; earlier steps are not shown"
+    if mode.kind == "budget":
+        return (f"{len(shown.actions)} of steps 1 to {horizon}, as many as fit about {mode.budget} tokens; "
+                "the others are not shown")
+    if mode.kind == "none":
+        return "not shown"
+    return "only a few steps; the others are not shown"
+
+
 def _one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 

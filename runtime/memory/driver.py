@@ -27,9 +27,9 @@ import duckdb
 
 from qtc.errors import UserError
 from qtc.runtime.episode_rows import EpisodeRows
-from qtc.runtime.evaluate.ask import (Answerer, Batch, Request, _description, episode_lengths,
+from qtc.runtime.evaluate.ask import (Answerer, Batch, Request, episode_lengths,
                                       question_horizon)
-from qtc.runtime.evaluate.context import Shown, render_context
+from qtc.runtime.evaluate.context import Shown, render_context, shown_description
 from qtc.runtime.qa.answers import Answer
 from qtc.runtime.qa.appendlog import AppendLog
 from qtc.runtime.qa.questions import Question
@@ -194,7 +194,7 @@ class MemoryDriver:
         """How the log is described in the prompt, and whether there is a log at all (not for `none`)."""
         instance = self._provider.instance
         if isinstance(instance, ContextProvider):  # the prompt of the --context mode it stands for
-            return _description(instance.mode, horizon, shown), instance.mode.kind != "none"
+            return shown_description(instance.mode, horizon, shown), instance.mode.kind != "none"
         return (f"the steps memory {self._provider.name} retrieved of steps 1 to {horizon}, in step order; "
                 "the others are not shown"), True
 
