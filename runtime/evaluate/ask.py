@@ -397,9 +397,10 @@ class Answerer:
         messages = request.messages(questions)
         try:
             completion = self._complete(messages, len(questions))
-        except ContextTooLong:
-            return self._failed(request, questions, f"context too long: about {estimate_tokens(messages)} tokens",
-                                too_long=True)
+        except ContextTooLong as refusal:
+            # The server's words give its own count; ours (four characters a token) may count fewer.
+            return self._failed(request, questions, f"context too long: about {estimate_tokens(messages)} tokens "
+                                f"by four characters a token; {refusal}", too_long=True)
         except UnusableReply as error:
             return self._failed(request, questions, str(error), unusable=True)
         return Asked(completion, questions, parse_reply(completion.text, len(questions)), request.context_tokens,
