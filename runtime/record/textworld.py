@@ -248,7 +248,7 @@ class TextWorldSession:
 
     def step(self, step: int, choice: Choice) -> dict:
         before = self.state
-        state, reward, done = self.env.step(choice.action)
+        state, score, done = self.env.step(choice.action)  # TextWorld gives the score, not its change
         facts = fact_list(state["facts"], self._names)
         room = self._room(facts)
         inventory = self._carried(facts)
@@ -260,7 +260,7 @@ class TextWorldSession:
         record = {
             "step": step, "action": choice.action, "reason": choice.reason,
             "obs_before": before["observation"], "obs_after": state["feedback"],
-            "reward": int(reward), "score": int(state["score"]), "moves": int(state["moves"]),
+            "reward": int(score) - before["score"], "score": int(score), "moves": int(state["moves"]),
             "room_before": before["room"], "room_after": room, "moved": moved,
             "direction": command_direction(choice.action) if moved else None,
             "inventory_before": before["inventory"], "inventory_after": inventory,
