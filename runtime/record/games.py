@@ -96,8 +96,8 @@ class TextWorld:
         if options.rom is not None or options.frames:
             raise InvalidOption("rom" if options.rom is not None else "frames", "is not for TextWorld")
         if (options.game_file is None) == (options.make is None):
-            raise InvalidOption("game_file", "or make is needed, not both: a TextWorld game file (.z8/.ulx), "
-                                             f"or a challenge to generate ({', '.join(CHALLENGES)})")
+            raise UserError("TextWorld plays a game file (--game FILE.z8|ulx, game_file) or a game it makes "
+                            f"(--make {'|'.join(CHALLENGES)}, make): one of them, not both")
         if options.game_file is not None:
             check_game_file(options.game_file)
         elif options.make not in CHALLENGES:

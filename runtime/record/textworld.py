@@ -23,13 +23,14 @@ direction is the one the command names ("go north").
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Callable
 
 from qtc.dsl.conventions import command_direction, direction_vocabulary
 from qtc.errors import UserError
@@ -56,35 +57,66 @@ PLAYER, INVENTORY = "P", "I"
 _PORTABLE = "o"
 
 
-class _Refusing(argparse.ArgumentParser):
-    """A challenge's own option parser, whose refusals are UserErrors."""
+_TYPE_WORDS = {int: "a whole number", float: "a number"}
 
-    def error(self, message: str):
-        raise UserError(f"--make-option: {message}")
+
+@dataclass(frozen=True)
+class _Option:
+    """One option a challenge declares: its default, its type, its choices, whether it is a switch."""
+    default: object
+    type: Callable[[str], object] | None
+    choices: tuple | None
+    switch: bool
+    required: bool
+
+
+class _Declared:
+    """What a challenge's `add_arguments(parser)` declares, read without a parser: each option by its
+    name (`recipe`, `recipe_seed`)."""
+
+    def __init__(self):
+        self.options: dict[str, _Option] = {}
+
+    def add_argument_group(self, *args, **kwargs) -> _Declared:
+        return self
+
+    def add_argument(self, *flags, type=None, default=None, choices=None, action=None, required=False, **rest):
+        name = flags[0].lstrip("-").replace("-", "_")
+        switch = action == "store_true"
+        self.options[name] = _Option(False if switch else default, type, tuple(choices) if choices else None,
+                                     switch, required)
 
 
 def make_settings(kind: str, options: dict[str, str]) -> dict:
-    """The challenge's settings: qtc's defaults with `options` over them, read by the challenge's parser."""
+    """The challenge's settings: its own defaults, qtc's over them, then `options`, each read as the
+    challenge declares it (a whole number, a switch, one of its choices)."""
     import textworld.challenges
 
     challenge, defaults = CHALLENGES[kind]
-    parser = _Refusing(prog=f"--make {kind}", add_help=False)
-    textworld.challenges.CHALLENGES[challenge][2](parser)
-    flags = {action.dest: action for action in parser._actions}
-    argv = []
+    declared = _Declared()
+    textworld.challenges.CHALLENGES[challenge][2](declared)
+    settings = {name: option.default for name, option in declared.options.items()}
     for key, value in {**defaults, **options}.items():
-        action = flags.get(key.replace("-", "_"))
-        if action is None:
-            raise UserError(f"--make-option {key}={value}: {kind} has no option {key!r} (its options: "
-                            f"{', '.join(sorted(flags))})")
-        flag = action.option_strings[0]
-        if action.nargs == 0:  # a switch: on or off
+        name = key.replace("-", "_")
+        option = declared.options.get(name)
+        where = f"--make-option {key}={value}"
+        if option is None:
+            raise UserError(f"{where}: {kind} has no option {key!r} (its options: {', '.join(sorted(declared.options))})")
+        if option.switch:
             if value.lower() not in _TRUE + _FALSE:
-                raise UserError(f"--make-option {key}={value}: {key} is on or off (true or false)")
-            argv += [flag] if value.lower() in _TRUE else []
-        else:
-            argv += [flag, value]
-    return vars(parser.parse_args(argv))
+                raise UserError(f"{where}: {key} is on or off (true or false)")
+            settings[name] = value.lower() in _TRUE
+            continue
+        try:
+            settings[name] = option.type(value) if option.type else value
+        except ValueError:
+            raise UserError(f"{where}: {key} takes {_TYPE_WORDS.get(option.type, 'another value')}") from None
+        if option.choices and settings[name] not in option.choices:
+            raise UserError(f"{where}: {key} is one of {', '.join(map(str, option.choices))}")
+    missing = [name for name, option in declared.options.items() if option.required and settings[name] is None]
+    if missing:
+        raise UserError(f"--make {kind}: {', '.join(missing)} must be given (--make-option {missing[0]}=...)")
+    return settings
 
 
 def game_name(kind: str, seed: int, options: dict[str, str]) -> str:

@@ -92,9 +92,11 @@ def test_making_the_game_again_gives_the_same_game(textworld_trace_dir, tmp_path
     (["--game", "{tmp}/notes.txt"], "not a TextWorld game (expected a .z8 or .ulx file)"),
     (["--game", "{tmp}/missing.z8"], "no such game file"),
     (["--make", "cooking", "--make-option", "spice=3"], "cooking has no option 'spice'"),
-    (["--make", "cooking", "--make-option", "recipe=many"], "invalid int value: 'many'"),
-    (["--make", "cooking", "--make-option", "go=7"], "invalid choice: 7"),
+    (["--make", "cooking", "--make-option", "recipe=many"], "recipe takes a whole number"),
+    (["--make", "cooking", "--make-option", "go=7"], "go is one of 1, 6, 9, 12"),
     (["--make", "cooking", "--make-option", "open"], "expected KEY=VALUE"),
+    (["--make", "cooking", "--make-option", "open=maybe"], "open is on or off"),
+    (["--make", "cooking", "--game", "{tmp}/story.z8"], "not both"),
 ])
 def test_bad_input_is_one_line_and_exit_2_with_nothing_written(arguments, message, tmp_path, capsys):
     (tmp_path / "story.z8").write_bytes(b"not a game")
