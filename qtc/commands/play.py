@@ -37,7 +37,7 @@ EXAMPLES = """examples:
   qtc play crafter --agent my_agents:make_agent --seed 0 --episodes 5 --out traces/
   qtc play textworld --make cooking --seed 1 --agent walkthrough --out traces/
   qtc play textworld --make treasure_hunter --make-option level=10 --seed 3 --agent random --max-steps 50
-  qtc play textworld --game games/tw-cooking.z8 --agent random --seed 0
+  qtc play textworld --game games/my_cooking.z8 --agent random --seed 0
 """
 
 AGENTS = {"jericho": ("walkthrough", "random", "llm"), "crafter": ("scripted", "random", "llm"),
