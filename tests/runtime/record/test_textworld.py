@@ -125,3 +125,29 @@ def test_the_random_agent_plays_admissible_commands(textworld_trace_dir, tmp_pat
                  "--out", str(tmp_path), "--quiet"]) == 0
     episode = read_episode(tmp_path / "game-random-s3.jsonl")
     assert len(episode.steps) == 8 and all(step["action"] in step["valid_actions"] for step in episode.steps)
+
+
+OWN_AGENT = '''
+class Agent:
+    def __init__(self, seed):
+        self.commands = iter([("go north", "to the living room"), "inventory"])
+
+    def choose(self, state):
+        return next(self.commands, None)
+
+
+def make(seed):
+    return Agent(seed)
+'''
+
+
+def test_an_agent_of_one_s_own_plays_textworld(textworld_trace_dir, tmp_path, monkeypatch):
+    (tmp_path / "my_tw_agent.py").write_text(OWN_AGENT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    assert main(["play", "textworld", "--game", str(textworld_trace_dir / "cooking_s1.z8"), "--agent",
+                 "my_tw_agent:make", "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    episode = read_episode(tmp_path / "out" / "cooking_s1-my_tw_agent-s0.jsonl")
+    assert [(s["action"], s["reason"]) for s in episode.steps] == [("go north", "to the living room"), ("inventory", None)]
+    assert episode.header["ended_by"] == "walkthrough_end" and episode.steps[0]["moved"]
+    assert episode.steps[0]["direction"] == "north"
