@@ -120,9 +120,11 @@ def make_settings(kind: str, options: dict[str, str]) -> dict:
 
 
 def game_name(kind: str, seed: int, options: dict[str, str]) -> str:
-    """The name of the game `make_game` makes: the challenge and the seed, and a digest of the options
-    that differ from qtc's defaults ("cooking_s1", "cooking_s1_3fa9c2d1")."""
-    changed = {key: value for key, value in sorted(options.items()) if CHALLENGES[kind][1].get(key) != value}
+    """The name of the game `make_game` makes: the challenge and the seed, and a digest of the settings
+    that differ from qtc's defaults ("cooking_s1", "cooking_s1_3fa9c2d1"): `open=false` and `open=no`
+    name one game."""
+    settings, defaults = make_settings(kind, options), make_settings(kind, {})
+    changed = {key: value for key, value in sorted(settings.items()) if defaults[key] != value}
     digest = hashlib.sha256(json.dumps(changed).encode()).hexdigest()[:8]
     return f"{kind}_s{seed}" + (f"_{digest}" if changed else "")
 
