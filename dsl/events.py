@@ -56,6 +56,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "crafter": ("achievement", "item_gained", "item_lost", "damage", "sleep", "wake", "stat_low", "terrain_first",
                 "death", "first_seen", "action"),
 }
+KINDS["textworld"] = KINDS["jericho"]  # a text game of the same kinds (runtime/trace/events.py)
 KINDS["any"] = tuple(PHRASES)
 # The vocabularies (vocab kinds) each kind's plausible subjects come from, per game; damage's are
 # DAMAGE_CAUSES. Crafter's items lost are those a rule uses up: a tool never leaves (a false premise
@@ -68,6 +69,7 @@ SUBJECT_VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
                 "stat_low": ("stat",), "terrain_first": ("terrain",), "first_seen": ("material", "creature"),
                 "action": ("action",)},
 }
+SUBJECT_VOCABULARY["textworld"] = SUBJECT_VOCABULARY["jericho"]
 # The kinds whose subject is a room's display name: under a horizon it is the name the rooms entered by
 # then give it (dsl/room_names.py).
 ROOM_KINDS: tuple[str, ...] = tuple(k for k, v in SUBJECT_VOCABULARY["jericho"].items() if v == ("room",))

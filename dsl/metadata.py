@@ -4,4 +4,4 @@ from __future__ import annotations
 
 CATEGORIES = ("single_hop", "multi_hop", "induction", "spatial", "temporal", "logical")
 DIFFICULTIES = ("easy", "medium", "hard")
-TEMPLATE_ENVS = ("jericho", "crafter", "any")
+TEMPLATE_ENVS = ("jericho", "crafter", "textworld", "any")

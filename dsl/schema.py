@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from . import types as T
 
 FORMAT_VERSION = 1
-ENVS = ("jericho", "crafter")
+ENVS = ("jericho", "crafter", "textworld")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Column:
 @dataclass(frozen=True)
 class Table:
     name: str  # the name templates use
-    env: str  # "any", "jericho" or "crafter"
+    env: str  # "any", "jericho", "crafter" or "textworld"
     columns: tuple[Column, ...]
     doc: str
     has_step: bool = True  # rows are keyed by step; the horizon applies to them
@@ -94,8 +94,8 @@ def C(name: str, type_: T.Type, doc: str) -> Column:
 STEP = C("step", T.STEP, "step number, from 1 (0: the state before the first action)")
 
 EPISODES = Table("episodes", "any", (
-    C("env", T.STRING, "jericho or crafter"),
-    C("game", T.STRING, "story file stem (zork1) or 'crafter'"),
+    C("env", T.STRING, "jericho, crafter or textworld"),
+    C("game", T.STRING, "story file stem (zork1), 'crafter', or a TextWorld game's name (cooking_s1)"),
     C("seed", T.INTEGER, "seed of the environment and the agent"),
     C("agent", T.STRING, "walkthrough, random, scripted or llm"),
     C("n_steps", T.INTEGER, "number of recorded steps"),
@@ -217,6 +217,61 @@ JERICHO_MENTIONS = Table("mentions", "jericho", (
 ), "things of the game the text of each step names while the player does not carry them, wherever they are: "
    "the sightings, and the texts that name a thing elsewhere (a rope seen from below), which could mislead a "
    "reader (CONVENTIONS.md, Sightings); step 0 is the opening text; derived at load", has_step_zero=True)
+
+# TextWorld (runtime/record/textworld.py): a text game like Jericho's, so its steps, rooms and the events
+# derived from them have Jericho's columns; what differs is where they come from. Rooms are numbered in the
+# order of the game's entities, and the world's true state is TextWorld's facts (CONVENTIONS.md, TextWorld).
+_TEXTWORLD_COLUMNS = {
+    "room_before": C("room_before", T.ROOM, "room (its number in the game) before the action"),
+    "room_after": C("room_after", T.ROOM, "room (its number in the game) after the action"),
+    "valid_actions": C("valid_actions", T.ListOf(T.ACTION), "TextWorld's admissible commands before acting"),
+    "changed": Column("changed", T.BOOLEAN, "whether the step changed a fact of the world or the score (CONVENTIONS.md, "
+                      "TextWorld); derived at load", derived=True),
+    "room": C("room", T.ROOM, "the room's number in the game (its order among the game's entities)"),
+    "name": C("name", T.STRING, "the room's name as the game names it"),
+    "visited": C("visited", T.BOOLEAN, "whether the player was ever in it; false: a room of the game (the true "
+                                       "map) the episode never entered"),
+}
+
+
+def _textworld(table: Table, doc: str) -> Table:
+    """A Jericho table's TextWorld twin: its columns, with the docs of _TEXTWORLD_COLUMNS where they differ."""
+    return Table(table.name, "textworld", tuple(_TEXTWORLD_COLUMNS.get(c.name, c) for c in table.columns), doc,
+                 table.has_step, table.has_step_zero, table.per_game, table.key)
+
+
+TEXTWORLD_STEPS = _textworld(JERICHO_STEPS, "one row per step of a TextWorld episode")
+TEXTWORLD_ROOMS = _textworld(JERICHO_ROOMS, "the rooms of an episode's game, entered or not (the game's true map)")
+TEXTWORLD_ITEM_EVENTS = _textworld(JERICHO_ITEM_EVENTS, "items entering or leaving the inventory (the things "
+                                                        "in(x, I)), derived from inventory_before/after")
+TEXTWORLD_ROOM_EVENTS = _textworld(JERICHO_ROOM_EVENTS, JERICHO_ROOM_EVENTS.doc)
+
+TEXTWORLD_FACTS = Table("facts", "textworld", (
+    STEP,
+    C("predicate", T.STRING, "TextWorld's predicate: at, in, on, open, closed, locked, link, north_of, base, ..."),
+    C("arg1", T.ITEM, "its first argument, named as the game names it (P: the player, I: the inventory)"),
+    C("arg2", T.ITEM, "its second argument (null for a predicate of one)"),
+    C("arg3", T.ITEM, "its third argument (link's second room; null for fewer)"),
+    Column("last_step", T.STEP, "the last step after which the fact still holds (the episode's last step if it "
+           "stays; under a horizon N, at most N)", ends_at_horizon=True),
+), "the world's true state: the fact holds after steps `step` to `last_step`; step 0 is the state before the "
+   "first action; derived at load from the header's facts and each step's changes", has_step_zero=True)
+
+TEXTWORLD_EXITS = Table("exits", "textworld", (
+    C("room", T.ROOM, "a room of the game"),
+    C("direction", T.DIRECTION, "north, south, east or west"),
+    C("target", T.ROOM, "the room that way"),
+    C("door", T.ITEM, "the door between them (null: none)"),
+), "the game's true map (TextWorld's north_of, ..., link facts at reset; its exits never change)", has_step=False)
+
+TEXTWORLD_SIGHTINGS = Table("sightings", "textworld", (
+    STEP,
+    C("item", T.ITEM, "a thing in view: in the player's room, on a thing there or in an open one, not carried"),
+    C("holder", T.ITEM, "what it lay on or in (null: on the floor of the room)"),
+    C("room", T.ROOM, "the player's room after the step"),
+    C("moved", T.BOOLEAN, "whether it was last seen before in another room (false at its first sighting)"),
+), "the things in view after each step, by the facts (CONVENTIONS.md, TextWorld); step 0 is the start; derived "
+   "at load", has_step_zero=True)
 
 CRAFTER_STEPS = Table("steps", "crafter", (
     STEP,
@@ -399,8 +454,12 @@ TABLES: tuple[Table, ...] = (
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,
     CRAFTER_COLLECT_RULES, CRAFTER_COLLECT_TOOLS, CRAFTER_PLACE_USES, CRAFTER_PLACE_TARGETS,
-    CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE, EVENTS, EVENT_SUBJECTS,
+    CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE,
+    TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,
+    TEXTWORLD_SIGHTINGS, EVENTS, EVENT_SUBJECTS,
 )
+# Each text game's rooms table: rooms are numbers, shown by its display names.
+ROOM_TABLES = {"jericho": JERICHO_ROOMS, "textworld": TEXTWORLD_ROOMS}
 
 # Vocabulary kinds per environment, with the language type of their values. A Jericho episode's rooms are
 # not a vocabulary of its game but the rooms table (those it entered, and those a question can name).
@@ -413,7 +472,8 @@ VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
                 "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT,
                 # What a rule uses up: all that ever leaves the inventory (tools are kept).
                 "consumable": T.ITEM},
-    # What every game has, for templates of both (env any).
+    "textworld": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT},
+    # What every game has, for templates of every game (env any).
     "any": {"event": T.EVENT},
 }
 

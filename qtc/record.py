@@ -1,4 +1,4 @@
-"""Record an agent of your own: `qtc.record.open(...)` wraps a live Crafter or Jericho game in a recorder with
+"""Record an agent of your own: `qtc.record.open(...)` wraps a live Crafter, Jericho or TextWorld game in a recorder with
 a Gymnasium-style `reset()` / `step(action, reason=None)` / `close()` (also a context manager) that writes
 the trace `qtc play` writes (docs/recording.md). The public face of runtime/record/recorder.py.
 

@@ -6,6 +6,9 @@
 - `crafter_trace_dir`, `jericho_trace_dir`: folders holding one recorded episode each
   (zork1 walkthrough, 30 steps, valid actions included).
 - `trace_db`: an in-memory DuckDB store with both episodes loaded.
+- `textworld_trace_dir`: a folder holding a TextWorld cooking game (seed 1, qtc's default settings: six rooms,
+  doors and containers to open, three ingredients to cook and cut) made by `qtc play textworld --make`, and
+  its walkthrough episode (23 steps), played by the command itself; `textworld_db`: a store of it.
 - `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands put in
   that the parser refuses or that change nothing (support/refusals.py).
 """
@@ -111,6 +114,25 @@ def trace_db(crafter_trace_dir, jericho_trace_dir):
     from qtc.runtime.trace.store import open_store
 
     con = open_store(crafter_trace_dir, jericho_trace_dir)
+    yield con
+    con.close()
+
+
+@pytest.fixture(scope="session")
+def textworld_trace_dir(tmp_path_factory) -> Path:
+    from qtc.cli import main
+
+    directory = tmp_path_factory.mktemp("textworld_traces")
+    assert main(["play", "textworld", "--make", "cooking", "--seed", "1", "--agent", "walkthrough",
+                 "--out", str(directory), "--quiet"]) == 0
+    return directory
+
+
+@pytest.fixture(scope="session")
+def textworld_db(textworld_trace_dir):
+    from qtc.runtime.trace.store import open_store
+
+    con = open_store(textworld_trace_dir)
     yield con
     con.close()
 

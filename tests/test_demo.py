@@ -34,11 +34,12 @@ def test_demo_records_both_games_and_shows_questions(tmp_path, zork1_rom, capsys
     assert "skipped 1 already complete" in capsys.readouterr().out and qa.read_bytes() == first
 
 
-def test_demo_without_a_story_file_does_crafter_only(tmp_path, monkeypatch, capsys):
+def test_demo_without_a_story_file_records_a_textworld_game(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # no ./roms and no ../shared/roms here
     monkeypatch.delenv("QTC_ROMS", raising=False)
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert "no Jericho story file found (looked for zork1.z5 in roms, ../shared/roms); Crafter only." in out
+    assert "no Jericho story file found (looked for zork1.z5 in roms, ../shared/roms); a TextWorld cooking game" in out
+    assert "$ qtc play textworld --make cooking --seed 1 --agent walkthrough" in out
     records = [json.loads(line) for line in (tmp_path / "out" / "demo" / "qa.jsonl").read_text().splitlines()]
-    assert records and {r["env"] for r in records} == {"crafter"}
+    assert {r["env"] for r in records} == {"crafter", "textworld"}

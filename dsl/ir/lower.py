@@ -310,7 +310,7 @@ class _Lowering:
         joins, columns = [], []
         names = None
         if shown:
-            rooms = lo.table(schema.JERICHO_ROOMS)
+            rooms = lo.table(schema.ROOM_TABLES.get(checked.env, schema.JERICHO_ROOMS))
             names = lo.add("rooms", "index", (), f"SELECT episode_id, room, any_value(display_name) AS display_name "
                                                  f"FROM {rooms} GROUP BY ALL", CARD_N, "room display names")
             for number, (value, column) in enumerate(shown, start=1):

@@ -2,13 +2,14 @@
 
 Records one Crafter episode with the scripted agent (seed 1, 200 steps) and, if a Jericho story file is
 given or found, one Jericho episode with the walkthrough agent (200 steps, without the valid-action
-finder, which costs a fraction of a second per step). Then `qtc generate` loads both, compiles the
+finder, which costs a fraction of a second per step); with none, a text game all the same: a TextWorld
+cooking game generated from seed 1 and its walkthrough. Then `qtc generate` loads both, compiles the
 standard library and writes a balanced QA set; a few of its questions are printed with their answers
 and evidence. Each stage is a qtc command, printed before it runs, so the demo is also a list of
 commands to copy. Episodes already recorded in OUT are kept, so a second run only generates.
 
 Story files are not distributed with qtc. The demo uses --rom PATH, else the first zork1.z5 found in
-$QTC_ROMS, ./roms and ../shared/roms; with none, it says so and does Crafter only.
+$QTC_ROMS, ./roms and ../shared/roms; with none, it says so and records the TextWorld game.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ._roms import ROMS_VARIABLE, find_rom, rom_folders
 from ._stages import run_command
 
 COMMAND = "demo"
-HELP = "record a Crafter (and a Jericho) episode, generate a QA set and show some questions"
+HELP = "record a Crafter and a text game episode, generate a QA set and show some questions"
 EXAMPLES = """examples:
   qtc demo
   qtc demo --rom ../shared/roms/zork1.z5 --out out/demo
@@ -31,6 +32,7 @@ EXAMPLES = """examples:
 ROM_NAME = "zork1.z5"
 STEPS = 200
 CRAFTER_SEED = 1
+TEXTWORLD_SEED = 1
 SEED = 42
 QUESTIONS_PER_TEMPLATE = 5
 QUESTIONS_PER_CATEGORY = 30
@@ -61,8 +63,10 @@ def run(args: argparse.Namespace) -> int:
     rom = args.rom or find_rom(ROM_NAME)
     if rom is None:
         folders = ", ".join(str(folder) for folder in rom_folders())
-        print(f"\nno Jericho story file found (looked for {ROM_NAME} in {folders}); Crafter only. "
-              "Give one with --rom PATH.")
+        print(f"\nno Jericho story file found (looked for {ROM_NAME} in {folders}); a TextWorld cooking game "
+              "instead, generated from its seed. Give a story file with --rom PATH.")
+        run_command(play, ["textworld", "--make", "cooking", "--seed", str(TEXTWORLD_SEED), "--agent", "walkthrough",
+                           "--max-steps", str(STEPS), "--out", str(traces)])
     else:
         run_command(play, ["jericho", "--rom", str(rom), "--agent", "walkthrough", "--max-steps", str(STEPS),
                            "--no-valid-actions", "--out", str(traces)])

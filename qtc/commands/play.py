@@ -1,4 +1,4 @@
-"""Record episodes of a Jericho story file or of Crafter, one trace file per episode.
+"""Record episodes of a Jericho story file, of a TextWorld game or of Crafter, one trace file per episode.
 
 Episodes are seeded: episode i uses seed SEED+i, for the game and the agent alike, and is written
 to OUT/<game>-<agent>-s<seed>.jsonl (format: docs/trace-format.md). Episodes already complete in
@@ -8,7 +8,9 @@ the agent raised) finishes it as `ended_by: crashed`, the steps before it kept, 
 one line naming the step and the error (exit status 2); it too is recorded again on the next run. Crafter's `--frames` keeps every
 screen beside the trace (OUT/<id>.frames.npz), written with it; `--vision` shows the llm agent the
 screen and the HUD line instead of the text view. --jobs N records N episodes at a time, each in a
-worker process (default 1; resuming works the same). `--agent package.module:factory` records an agent of
+worker process (default 1; resuming works the same). TextWorld plays a game file (`--game`), or a game
+its generator makes for each episode from the episode's seed (`--make cooking`, options by
+`--make-option KEY=VALUE`), written into OUT beside the traces. `--agent package.module:factory` records an agent of
 your own: factory(seed) returns an object whose choose(state) returns an action, an (action, reason) pair
 or None to stop (docs/recording.md).
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 from qtc.errors import UserError
 
 COMMAND = "play"
-HELP = "record Jericho or Crafter episodes as trace files"
+HELP = "record Jericho, TextWorld or Crafter episodes as trace files"
 EXAMPLES = """examples:
   qtc play jericho --rom ../shared/roms/zork1.z5 --agent walkthrough --out traces/
   qtc play jericho --rom ../shared/roms/advent.z5 --agent random --seed 1 --episodes 5 --max-steps 100
@@ -33,15 +35,25 @@ EXAMPLES = """examples:
   qtc play crafter --agent scripted --frames --episodes 5 --out traces/
   qtc play crafter --agent llm --vision --frames --base-url http://localhost:8000/v1 --model qwen-vl
   qtc play crafter --agent my_agents:make_agent --seed 0 --episodes 5 --out traces/
+  qtc play textworld --make cooking --seed 1 --agent walkthrough --out traces/
+  qtc play textworld --make treasure_hunter --make-option level=10 --seed 3 --agent random --max-steps 50
+  qtc play textworld --game games/my_cooking.z8 --agent random --seed 0
 """
 
-AGENTS = {"jericho": ("walkthrough", "random", "llm"), "crafter": ("scripted", "random", "llm")}
+AGENTS = {"jericho": ("walkthrough", "random", "llm"), "crafter": ("scripted", "random", "llm"),
+          "textworld": ("walkthrough", "random", "llm")}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("game", choices=sorted(AGENTS), help="jericho or crafter")
+    parser.add_argument("game", choices=sorted(AGENTS), help="jericho, textworld or crafter")
     parser.add_argument("--rom", type=Path, help="Jericho story file (.z3/.z5/.z8)")
-    parser.add_argument("--agent", help="walkthrough, random or llm (Jericho); scripted, random or llm "
+    parser.add_argument("--game", type=Path, dest="game_file",
+                        help="TextWorld game file (.z8/.ulx, with the .json TextWorld writes beside it)")
+    parser.add_argument("--make", choices=("cooking", "treasure_hunter", "coin_collector", "simple"),
+                        help="TextWorld: generate each episode's game from its seed with this challenge, into --out")
+    parser.add_argument("--make-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="TextWorld --make: a generator option (recipe=2, go=9, open=false, level=5); repeatable")
+    parser.add_argument("--agent", help="walkthrough, random or llm (Jericho, TextWorld); scripted, random or llm "
                                         "(Crafter); or an agent of your own, package.module:factory, where "
                                         "factory(seed) returns an object whose choose(state) returns an "
                                         "action, an (action, reason) pair or None to stop (importable from "
@@ -106,10 +118,14 @@ def _import_factory(spec: str):
 
 def _options(args: argparse.Namespace, agent_name: str):
     from qtc.runtime.record.games import EpisodeOptions
+    from qtc.runtime.record.textworld import parse_make_options
 
+    if args.game != "textworld" and (args.game_file or args.make or args.make_option):
+        raise UserError("--game, --make and --make-option are for TextWorld")
     return EpisodeOptions(agent=agent_name, seed=args.seed, rom=args.rom, max_steps=args.max_steps,
                           frames=args.frames, valid_actions=not args.no_valid_actions,
-                          ordered_objects=not args.unordered_objects)
+                          ordered_objects=not args.unordered_objects, game_file=args.game_file, make=args.make,
+                          make_options=tuple(parse_make_options(args.make_option).items()), games_dir=args.out)
 
 
 def _specs(args: argparse.Namespace, agent_name: str):
@@ -124,7 +140,7 @@ def _specs(args: argparse.Namespace, agent_name: str):
               f"{args.max_steps}-{3 * args.max_steps} s); --no-valid-actions skips it",
               file=sys.stderr, flush=True)
     first = game.first_seed(options)
-    return [EpisodeSpec(episode_id(game.name(options), agent_name, seed),
+    return [EpisodeSpec(episode_id(game.name(options, seed), agent_name, seed),
                         functools.partial(_episode, args, agent_name, seed))
             for seed in range(first, first + args.episodes)]
 
@@ -160,8 +176,8 @@ def _built_in_agent(args: argparse.Namespace, agent: str, seed: int, session):
     from qtc.runtime.record.crafter import vision_prompt
 
     actions = session.actions or ()
-    if agent == "walkthrough":
-        return WalkthroughAgent(session.env.get_walkthrough())
+    if agent == "walkthrough":  # TextWorld's: its winning commands at reset
+        return WalkthroughAgent(session.walkthrough if args.game == "textworld" else session.env.get_walkthrough())
     if agent == "scripted":
         return ScriptedCrafterAgent(seed)
     if agent == "random":

@@ -47,7 +47,7 @@ from .scoring import option_letter
 REPLY_TOKENS = 64
 ANSWER_TOKENS = 192
 
-GAMES = {"jericho": "a text adventure game",
+GAMES = {"jericho": "a text adventure game", "textworld": "a text adventure game",
          "crafter": "Crafter, a two-dimensional survival game seen from above"}
 ANSWER_FORMS = {
     "step": "a step number", "integer": "a whole number", "float": "a number", "string": "a short text",

@@ -20,6 +20,8 @@ at all: the no-memory control).
 
 from __future__ import annotations
 
+import functools
+
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -114,17 +116,18 @@ def _one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _state_lines_jericho(rows: EpisodeRows, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
+def _state_lines_text(rows: EpisodeRows, episode_id: str, steps: list[int], env: str) -> dict[int, list[str]]:
+    """A text game's states (Jericho's, TextWorld's: the same columns)."""
     # The state after step s is what its action produced; the start state is what step 1 was chosen in.
-    states = rows.execute("""
+    states = rows.execute(f"""
         WITH state AS (
             SELECT 0 AS step, obs_before AS observation, room_before AS room, score - reward AS score,
                    NULL::BIGINT AS moves
-            FROM {jericho_steps} WHERE step = 1
+            FROM {{{env}_steps}} WHERE step = 1
             UNION ALL
-            SELECT step, obs_after, room_after, score, moves FROM {jericho_steps})
+            SELECT step, obs_after, room_after, score, moves FROM {{{env}_steps}})
         SELECT s.step, s.observation, coalesce(r.display_name, r.name), s.score, s.moves
-        FROM state s LEFT JOIN {jericho_rooms} r ON r.room = s.room
+        FROM state s LEFT JOIN {{{env}_rooms}} r ON r.room = s.room
         WHERE s.step IN (SELECT unnest($steps)) ORDER BY s.step""", episode_id, steps=steps).fetchall()
     lines = {}
     for step, observation, room, score, moves in states:
@@ -190,7 +193,8 @@ def crafter_legend() -> str:
             "world. The view is 9 cells wide and 7 high; up is the top row.")
 
 
-_STATE_LINES = {"jericho": _state_lines_jericho, "crafter": _state_lines_crafter}
+_STATE_LINES = {"jericho": functools.partial(_state_lines_text, env="jericho"), "crafter": _state_lines_crafter,
+                "textworld": functools.partial(_state_lines_text, env="textworld")}
 
 
 @dataclass(frozen=True)

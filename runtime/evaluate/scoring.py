@@ -190,15 +190,19 @@ def jericho_command(text: str) -> str:
     return command(_bare(text))
 
 
+# The games whose actions are commands, read as the parser reads them (CONVENTIONS.md, Commands).
+TEXT_GAMES = ("jericho", "textworld")
+
+
 def score_action(reference: str, prediction: str, env: str) -> float:
-    if env == "jericho":
+    if env in TEXT_GAMES:
         return float(jericho_command(reference) == jericho_command(prediction))
     return score_term(reference, prediction, env)
 
 
 def direction(text: str, env: str) -> str:
     t = term(text)
-    if env == "jericho":
+    if env in TEXT_GAMES:
         return jericho_command(t)
     t = t.removeprefix("move ")
     return CRAFTER_DIRECTIONS.get(t, t)

@@ -65,7 +65,7 @@ class LLMAgent:
         self._show = prompt or self._prompt
 
     def _prompt(self, state: dict) -> str:
-        if self._env == "jericho":
+        if self._env != "crafter":  # a text game: Jericho or TextWorld
             return (f"{state['observation']}\n\nInventory: {', '.join(state['inventory']) or 'nothing'}\n"
                     f"Valid actions include: {', '.join(state.get('valid_actions') or [])}")
         rows = "\n".join(" ".join((m or "-")[:5].ljust(5) for m in row) for row in state["view"]["rows"])

@@ -1,5 +1,5 @@
 """The games qtc records, each found here by the name `qtc play` and qtc.record take ("crafter",
-"jericho"): what options it takes, the seed of its first episode, and the live session of an episode.
+"jericho", "textworld"): what options it takes, the seed of its first episode, and the live session of an episode.
 
 A session is what the recording (runtime/record/episodes.py) drives: `episode_id`, `env_name`, `game`,
 `seed`, `agent_name`, `state` (what the agent sees), `actions` (the game's action names, or None where
@@ -27,14 +27,18 @@ class EpisodeOptions:
     frames: bool = False
     valid_actions: bool = True
     ordered_objects: bool = True
+    game_file: Path | None = None  # TextWorld: a game file to play
+    make: str | None = None  # TextWorld: the challenge whose game is generated, at each episode's seed
+    make_options: tuple[tuple[str, str], ...] = ()  # TextWorld: the generator's options, as (key, value)
+    games_dir: Path | None = None  # TextWorld: where generated games are written (the output folder)
 
 
 class Game(Protocol):
     def check(self, options: EpisodeOptions) -> None:
         """Raise InvalidOption for an option the game cannot record with."""
 
-    def name(self, options: EpisodeOptions) -> str:
-        """The game as episode ids name it."""
+    def name(self, options: EpisodeOptions, seed: int) -> str:
+        """The game as the ids of episodes at `seed` name it."""
 
     def first_seed(self, options: EpisodeOptions) -> int:
         """The seed the first episode uses."""
@@ -48,7 +52,7 @@ class Crafter:
         if options.rom is not None:
             raise InvalidOption("rom", "is for Jericho (Crafter has no story file)")
 
-    def name(self, options: EpisodeOptions) -> str:
+    def name(self, options: EpisodeOptions, seed: int) -> str:
         return "crafter"
 
     def first_seed(self, options: EpisodeOptions) -> int:
@@ -69,7 +73,7 @@ class Jericho:
         if not Path(options.rom).is_file():
             raise InvalidOption("rom", f"{options.rom}: no such story file")
 
-    def name(self, options: EpisodeOptions) -> str:
+    def name(self, options: EpisodeOptions, seed: int) -> str:
         return Path(options.rom).stem
 
     def first_seed(self, options: EpisodeOptions) -> int:
@@ -83,7 +87,44 @@ class Jericho:
         return JerichoSession(Path(options.rom), seed, options.agent, options.valid_actions)
 
 
-GAMES: dict[str, Game] = {"crafter": Crafter(), "jericho": Jericho()}
+class TextWorld:
+    """A game file (`game_file`), or a game generated per episode from its seed (`make`)."""
+
+    def check(self, options: EpisodeOptions) -> None:
+        from .textworld import CHALLENGES, check_game_file, make_settings
+
+        if options.rom is not None or options.frames:
+            raise InvalidOption("rom" if options.rom is not None else "frames", "is not for TextWorld")
+        if (options.game_file is None) == (options.make is None):
+            raise UserError("TextWorld plays a game file (--game FILE.z8|ulx, game_file) or a game it makes "
+                            f"(--make {'|'.join(CHALLENGES)}, make): one of them, not both")
+        if options.game_file is not None:
+            check_game_file(options.game_file)
+        elif options.make not in CHALLENGES:
+            raise InvalidOption("make", f"{options.make!r} is not a TextWorld challenge (one of {', '.join(CHALLENGES)})")
+        else:
+            make_settings(options.make, dict(options.make_options))  # refused options fail before anything is made
+
+    def name(self, options: EpisodeOptions, seed: int) -> str:
+        from .textworld import game_name
+
+        if options.game_file is not None:
+            return Path(options.game_file).stem
+        return game_name(options.make, seed, dict(options.make_options))
+
+    def first_seed(self, options: EpisodeOptions) -> int:
+        return 0 if options.seed is None else options.seed
+
+    def start(self, options: EpisodeOptions, seed: int):
+        from .textworld import TextWorldSession, make_game
+
+        if options.game_file is not None:
+            return TextWorldSession(Path(options.game_file), seed, options.agent)
+        path, made = make_game(options.make, seed, dict(options.make_options), options.games_dir or Path("."))
+        return TextWorldSession(path, seed, options.agent, made)
+
+
+GAMES: dict[str, Game] = {"crafter": Crafter(), "jericho": Jericho(), "textworld": TextWorld()}
 
 # An agent's name is part of its episodes' file names.
 _AGENT_NAME = re.compile(r"[A-Za-z0-9_.+]+(-[A-Za-z0-9_.+]+)*")

@@ -37,7 +37,7 @@ class Recorder:
 
     @property
     def actions(self) -> tuple[str, ...] | None:
-        """The game's actions by name (Crafter's 17), or None where any command goes (Jericho)."""
+        """The game's actions by name (Crafter's 17), or None where any command goes (Jericho, TextWorld)."""
         return self._recording.session.actions
 
     @property
@@ -80,11 +80,16 @@ class Recorder:
 
 def open_recorder(game: str, out: Path | str = "traces", seed: int | None = None, agent: str = "agent",
                   rom: Path | str | None = None, frames: bool = False, max_steps: int | None = None,
-                  valid_actions: bool = True) -> Recorder:
-    """A recorder of one episode of `game` ("crafter", or "jericho" with `rom`), written to
-    `out`/<game>-<agent>-s<seed>.jsonl as `qtc play` writes it (`frames`: Crafter's screens beside it;
-    `valid_actions`: Jericho's valid-action finder, as `qtc play` runs it unless --no-valid-actions)."""
+                  valid_actions: bool = True, game_file: Path | str | None = None, make: str | None = None,
+                  make_options: dict[str, str] | None = None) -> Recorder:
+    """A recorder of one episode of `game` ("crafter", "jericho" with `rom`, or "textworld" with a
+    `game_file` or a challenge to `make` at `seed`, with the generator's `make_options`, into `out`),
+    written to `out`/<game>-<agent>-s<seed>.jsonl as `qtc play` writes it (`frames`: Crafter's screens
+    beside it; `valid_actions`: Jericho's valid-action finder, as `qtc play` runs it unless
+    --no-valid-actions)."""
     options = EpisodeOptions(agent=agent, seed=seed, rom=None if rom is None else Path(rom),
-                             max_steps=max_steps, frames=frames, valid_actions=valid_actions)
+                             max_steps=max_steps, frames=frames, valid_actions=valid_actions,
+                             game_file=None if game_file is None else Path(game_file), make=make,
+                             make_options=tuple((make_options or {}).items()), games_dir=Path(out))
     found = find_game(game, options)
     return Recorder(found.start(options, found.first_seed(options)), Path(out), max_steps)

@@ -58,7 +58,7 @@ def check_consistency(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
 
 def _check_header(trace: TraceText) -> None:
     where, header = f"{trace.path}:1", trace.header
-    if header["env"] == "jericho":
+    if header["env"] in ("jericho", "textworld"):
         seen: dict[int, int] = {}
         for i, room in enumerate(header["rooms"]):
             if room["room"] in seen:

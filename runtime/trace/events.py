@@ -1,4 +1,4 @@
-"""The events table of both games, the plausible subjects of each kind, and the rejected-command flag:
+"""The events table of every game, the plausible subjects of each kind, and the rejected-command flag:
 derived at load from the tables the store has already built (CONVENTIONS.md, Events; Rejected commands).
 
 One SQL derivation per kind of dsl/events.py, each over one derived table or the steps; an event is at
@@ -19,20 +19,25 @@ from qtc.dsl.events import DAMAGE_CAUSES, KINDS, STAT_LOW_LEVEL, SUBJECT_VOCABUL
 from qtc.dsl.rejected import parser_refused
 
 # Each kind's rows (episode_id, step, subject) over the store's tables, registered under their sql_name.
-_JERICHO_KINDS = {
-    "item_gained": "SELECT DISTINCT episode_id, step, item FROM jericho_item_events WHERE change = 'gained'",
-    "item_lost": "SELECT DISTINCT episode_id, step, item FROM jericho_item_events WHERE change = 'lost'",
-    "room_entered": "SELECT e.episode_id, e.step, r.display_name FROM jericho_room_events e JOIN jericho_rooms r "
-                    "USING (episode_id, room) WHERE e.change = 'entered' AND e.step >= 1",
-    "room_left": "SELECT e.episode_id, e.step, r.display_name FROM jericho_room_events e JOIN jericho_rooms r "
-                 "USING (episode_id, room) WHERE e.change = 'left'",
-    "score_changed": "SELECT episode_id, step, NULL FROM jericho_steps WHERE reward != 0",
-    "death": "SELECT episode_id, death_step, NULL FROM episodes WHERE env = 'jericho' AND death_step IS NOT NULL",
-    "first_seen": "SELECT episode_id, min(step), item FROM jericho_sightings GROUP BY episode_id, item "
-                  "HAVING min(step) >= 1",
-    "score_changed_by": "SELECT episode_id, step, CAST(reward AS VARCHAR) FROM jericho_steps WHERE reward != 0",
-    "action": "SELECT episode_id, step, command FROM jericho_steps",
-}
+def _text_game_kinds(env: str) -> dict[str, str]:
+    """The kinds of a text game (Jericho, TextWorld), over its tables of Jericho's shape."""
+    return {
+        "item_gained": f"SELECT DISTINCT episode_id, step, item FROM {env}_item_events WHERE change = 'gained'",
+        "item_lost": f"SELECT DISTINCT episode_id, step, item FROM {env}_item_events WHERE change = 'lost'",
+        "room_entered": f"SELECT e.episode_id, e.step, r.display_name FROM {env}_room_events e JOIN {env}_rooms r "
+                        "USING (episode_id, room) WHERE e.change = 'entered' AND e.step >= 1",
+        "room_left": f"SELECT e.episode_id, e.step, r.display_name FROM {env}_room_events e JOIN {env}_rooms r "
+                     "USING (episode_id, room) WHERE e.change = 'left'",
+        "score_changed": f"SELECT episode_id, step, NULL FROM {env}_steps WHERE reward != 0",
+        "death": f"SELECT episode_id, death_step, NULL FROM episodes WHERE env = '{env}' AND death_step IS NOT NULL",
+        "first_seen": f"SELECT episode_id, min(step), item FROM {env}_sightings GROUP BY episode_id, item "
+                      "HAVING min(step) >= 1",
+        "score_changed_by": f"SELECT episode_id, step, CAST(reward AS VARCHAR) FROM {env}_steps WHERE reward != 0",
+        "action": f"SELECT episode_id, step, command FROM {env}_steps",
+    }
+
+
+_JERICHO_KINDS = _text_game_kinds("jericho")
 # Crafter's steps with whether the player was asleep before each (it starts awake).
 _CRAFTER_SLEEP = ("SELECT *, coalesce(lag(sleeping) OVER (PARTITION BY episode_id ORDER BY step), false) AS was_sleeping "
                   "FROM crafter_steps")
@@ -57,7 +62,7 @@ _CRAFTER_KINDS = {
                   "WHERE seen IS NOT NULL GROUP BY episode_id, seen HAVING min(step) >= 1",
     "action": "SELECT episode_id, step, action FROM crafter_steps",
 }
-_KIND_SQL = {"jericho": _JERICHO_KINDS, "crafter": _CRAFTER_KINDS}
+_KIND_SQL = {"jericho": _JERICHO_KINDS, "crafter": _CRAFTER_KINDS, "textworld": _text_game_kinds("textworld")}
 assert all(tuple(_KIND_SQL[env]) == KINDS[env] for env in schema.ENVS), "one derivation per kind of dsl/events.py"
 
 
@@ -132,9 +137,10 @@ def _met_steps(headers: list[dict], tables: dict[schema.Table, pa.Table]) -> dic
     def add(episode: str, name: str, step: int) -> None:
         names = met.setdefault(episode, {})
         names[name] = min(step, names.get(name, step))
-    if schema.JERICHO_STEPS in tables:
-        for row in tables[schema.JERICHO_STEPS].select(["episode_id", "step", "inventory_before",
-                                                        "inventory_after"]).to_pylist():
+    for steps in (schema.JERICHO_STEPS, schema.TEXTWORLD_STEPS):
+        if steps not in tables:
+            continue
+        for row in tables[steps].select(["episode_id", "step", "inventory_before", "inventory_after"]).to_pylist():
             for item in row["inventory_before"]:
                 add(row["episode_id"], item, row["step"] - 1)
             for item in row["inventory_after"]:
@@ -142,9 +148,11 @@ def _met_steps(headers: list[dict], tables: dict[schema.Table, pa.Table]) -> dic
     if schema.JERICHO_NAMED_ITEMS in tables:
         for row in tables[schema.JERICHO_NAMED_ITEMS].select(["episode_id", "step", "item"]).to_pylist():
             add(row["episode_id"], row["item"], row["step"])
-    if schema.JERICHO_ROOM_EVENTS in tables:
-        rooms = {(h["episode_id"], room["room"]): room for h in headers for room in h.get("rooms", ())}
-        for row in tables[schema.JERICHO_ROOM_EVENTS].select(["episode_id", "step", "room", "change"]).to_pylist():
+    rooms = {(h["episode_id"], room["room"]): room for h in headers for room in h.get("rooms", ())}
+    for room_events in (schema.JERICHO_ROOM_EVENTS, schema.TEXTWORLD_ROOM_EVENTS):
+        if room_events not in tables:
+            continue
+        for row in tables[room_events].select(["episode_id", "step", "room", "change"]).to_pylist():
             room = rooms.get((row["episode_id"], row["room"]))
             if row["change"] == "entered" and room is not None:
                 for name in (room["name"], room["display_name"], _NUMBERED.sub("", room["display_name"])):
@@ -210,15 +218,15 @@ def crafter_rejected(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Tabl
 
 
 def jericho_rejected(steps: pa.Table) -> pa.Array:
-    """Per Jericho step, whether the game's parser refused its command (dsl/rejected.py)."""
+    """Per step of a text game (Jericho, TextWorld), whether the game's parser refused its command (dsl/rejected.py)."""
     return pa.array([parser_refused(obs) for obs in steps.column("obs_after").to_pylist()], pa.bool_())
 
 
 def with_rejected(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]) -> None:
     """The `rejected` column added to each game's steps table, in its declared place (the last)."""
-    if schema.JERICHO_STEPS in tables:
-        steps = tables[schema.JERICHO_STEPS]
-        tables[schema.JERICHO_STEPS] = steps.append_column("rejected", jericho_rejected(steps))
+    for table in (schema.JERICHO_STEPS, schema.TEXTWORLD_STEPS):
+        if table in tables:
+            tables[table] = tables[table].append_column("rejected", jericho_rejected(tables[table]))
     if schema.CRAFTER_STEPS in tables:
         flags = crafter_rejected(reader, tables)
         tables[schema.CRAFTER_STEPS] = tables[schema.CRAFTER_STEPS].append_column("rejected", flags)

@@ -44,6 +44,7 @@ ADDED_HEADER_FIELDS = {
                            "jericho_things_present and jericho_mentions are empty",
                 "unchanged_steps": "which steps changed nothing in the world, so its steps.changed is null"},
     "crafter": {},
+    "textworld": {},
 }
 _STORAGE_SPECS = {"BIGINT": "int", "DOUBLE": "float", "BOOLEAN": "bool", "VARCHAR": "str"}
 
@@ -74,6 +75,11 @@ STEP_SPECS = {
         "map_changes": ("list", _CELL_CHANGE),
         "damage": ("list", {"amount": "int", "cause": "str", "attack": "bool"}),
     }),
+    # A fact is [predicate, argument names...] (docs/trace-format.md, TextWorld).
+    "textworld": _step_spec(schema.TEXTWORLD_STEPS, frozenset({"reason", "direction", "valid_actions"}), {
+        "facts_added": ("list", ("list", "str")),
+        "facts_removed": ("list", ("list", "str")),
+    }),
 }
 
 _HEADER_COMMON = {
@@ -101,7 +107,17 @@ HEADER_SPECS = {
                 "initial": {"x": "int", "y": "int", "facing": "str", "terrain": "str",
                             "inventory": ("dict", "int"), "view": _VIEW,
                             "creatures": ("list", _CREATURE)}},
+    "textworld": {**_HEADER_COMMON,
+                  "game_file": "str",
+                  # How the game was generated (null: a game file given to play): enough to make it again.
+                  "make": ("null", {"challenge": "str", "seed": "int", "settings": ("dict", "any"), "textworld": "str"}),
+                  "rooms": ("list", _ROOM),
+                  "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"), "score": "int",
+                              "moves": "int", "facts": ("list", ("list", "str"))},
+                  "objective": "str", "max_score": "int", "walkthrough": ("list", "str")},
 }
+# A TextWorld fact: its predicate and one to three arguments.
+FACT_LENGTHS = range(2, 5)
 
 ENDINGS = ("done", "death", "step_limit", "walkthrough_end", "interrupted", "crashed")
 # Endings of an episode cut short by the recording, not by the game: recorded again by the next run.
@@ -207,7 +223,16 @@ def _check_header(header: dict, where: str) -> str:
         _check_objects(header["objects"], header["n_steps"], where)
     if env == "jericho" and header["unchanged_steps"] is not None:
         _check_unchanged(header["unchanged_steps"], header["n_steps"], where)
+    if env == "textworld":
+        check_facts(header["initial"]["facts"], where, "initial.facts")
     return env
+
+
+def check_facts(facts: list[list[str]], where: str, field: str) -> None:
+    """Each TextWorld fact is a predicate and one to three arguments."""
+    for i, fact in enumerate(facts):
+        if len(fact) not in FACT_LENGTHS:
+            raise UserError(f"{where}: field '{field}[{i}]': a fact is a predicate and 1 to 3 arguments, got {fact}")
 
 
 def _check_step(step: int, n_steps: int, where: str, field: str) -> None:
@@ -318,6 +343,9 @@ def read_episode(path: Path) -> Episode:
         _check(step, spec, where, "")
         if env == "crafter":
             _check_collections(step, where)
+        if env == "textworld":
+            for name in ("facts_added", "facts_removed"):
+                check_facts(step[name], where, name)
         if step["step"] != len(steps) + 1:
             raise UserError(f"{where}: field 'step': expected {len(steps) + 1}, got {step['step']}")
         steps.append(step)

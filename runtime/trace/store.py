@@ -40,6 +40,7 @@ from .changes import with_changed
 from .frames import find_frames, record_frames
 from . import lockdown
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
+from . import textworld
 from .parquet import attach_corpus, is_corpus
 from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
                      read_text, read_text_carefully, shape_fits, trace_files)
@@ -168,6 +169,30 @@ def _step_list(values: str, name: str) -> str:
 
 
 _CHANGED = "rec.room_before != rec.room_after"
+
+
+def _item_events_sql(env: str) -> str:
+    """A text game's items gained and lost, from each step's inventories before and after."""
+    return _events_sql(
+        "step, item, CASE WHEN amount > 0 THEN 'gained' ELSE 'lost' END, room",
+        "SELECT *, unnest(range(abs(amount))) FROM (SELECT file, step, room, item, sum(amount)::BIGINT AS amount FROM ("
+        "SELECT file, rec.step AS step, rec.room_before AS room, unnest(rec.inventory_after) AS item, 1 AS amount "
+        f"FROM {env}_lines UNION ALL "
+        f"SELECT file, rec.step, rec.room_before, unnest(rec.inventory_before), -1 FROM {env}_lines) "
+        "GROUP BY ALL HAVING sum(amount) != 0)",
+        "step, amount < 0, item")
+
+
+def _room_events_sql(env: str) -> str:
+    """A text game's rooms entered and left: the start room at step 0, then each step that changed the room."""
+    return _events_sql(
+        "step, room, change",
+        f"SELECT file, 0 AS step, room, 'entered' AS change, 0 AS k FROM {env}_start UNION ALL "
+        f"SELECT file, rec.step, rec.room_before, 'left', 1 FROM {env}_lines WHERE {_CHANGED} UNION ALL "
+        f"SELECT file, rec.step, rec.room_after, 'entered', 2 FROM {env}_lines WHERE {_CHANGED}",
+        "step, k")
+
+
 _INVENTORIES = ("SELECT file, step, unnest(json_keys(inventory)) AS item, "
                 "unnest(json_extract(inventory, '$.*'))::BIGINT AS count, "
                 "generate_subscripts(json_keys(inventory), 1) AS i FROM crafter_states")
@@ -177,20 +202,11 @@ _MAP_ROWS = _listed("crafter_map_read", "file, materials", "rows", "row", "y")
 
 TABLE_SQL = {
     schema.JERICHO_STEPS: _steps_sql(schema.JERICHO_STEPS, "jericho"),
-    schema.JERICHO_ITEM_EVENTS: _events_sql(
-        "step, item, CASE WHEN amount > 0 THEN 'gained' ELSE 'lost' END, room",
-        "SELECT *, unnest(range(abs(amount))) FROM (SELECT file, step, room, item, sum(amount)::BIGINT AS amount FROM ("
-        "SELECT file, rec.step AS step, rec.room_before AS room, unnest(rec.inventory_after) AS item, 1 AS amount "
-        "FROM jericho_lines UNION ALL "
-        "SELECT file, rec.step, rec.room_before, unnest(rec.inventory_before), -1 FROM jericho_lines) "
-        "GROUP BY ALL HAVING sum(amount) != 0)",
-        "step, amount < 0, item"),
-    schema.JERICHO_ROOM_EVENTS: _events_sql(
-        "step, room, change",
-        "SELECT file, 0 AS step, room, 'entered' AS change, 0 AS k FROM jericho_start UNION ALL "
-        f"SELECT file, rec.step, rec.room_before, 'left', 1 FROM jericho_lines WHERE {_CHANGED} UNION ALL "
-        f"SELECT file, rec.step, rec.room_after, 'entered', 2 FROM jericho_lines WHERE {_CHANGED}",
-        "step, k"),
+    schema.JERICHO_ITEM_EVENTS: _item_events_sql("jericho"),
+    schema.JERICHO_ROOM_EVENTS: _room_events_sql("jericho"),
+    schema.TEXTWORLD_STEPS: _steps_sql(schema.TEXTWORLD_STEPS, "textworld"),
+    schema.TEXTWORLD_ITEM_EVENTS: _item_events_sql("textworld"),
+    schema.TEXTWORLD_ROOM_EVENTS: _room_events_sql("textworld"),
     schema.CRAFTER_MAP_INIT: _events_sql("x, y, material", "SELECT * FROM crafter_map_cells", "y, x"),
     schema.CRAFTER_STEPS: _steps_sql(schema.CRAFTER_STEPS, "crafter"),
     schema.CRAFTER_INVENTORY: _events_sql("step, item, count", _INVENTORIES, "step, i"),
@@ -232,9 +248,10 @@ def _register_headers(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]
     reader.register("files", pa.table({"file": pa.array(range(len(headers)), pa.int64()),
                                        "episode_id": pa.array([h["episode_id"] for h in headers], pa.string())}))
     by_env = {env: [(number, h) for number, h in enumerate(headers) if h["env"] == env] for env in schema.ENVS}
-    if by_env["jericho"]:
-        reader.register("jericho_start", pa.table({"file": [number for number, _ in by_env["jericho"]],
-                                                   "room": [h["initial"]["room"] for _, h in by_env["jericho"]]}))
+    for env in ("jericho", "textworld"):  # the text games' start rooms
+        if by_env[env]:
+            reader.register(f"{env}_start", pa.table({"file": [number for number, _ in by_env[env]],
+                                                      "room": [h["initial"]["room"] for _, h in by_env[env]]}))
     if not by_env["crafter"]:
         return
 
@@ -279,6 +296,8 @@ def _event_vocabulary(header: dict) -> dict[str, list[str]]:
     """The vocabulary event subjects are drawn from: the game's, with a Jericho episode's rooms by title,
     never numbered (events.event_subjects, which says from which step the episode met each): "Forest (3)"
     as a false premise would tell that the episode reaches three Forests."""
+    if header["env"] == "textworld":  # its rooms' names are its own, one room each
+        return {**_vocabulary(header), "room": [room["name"] for room in header["rooms"]]}
     if header["env"] != "jericho":
         return {**_vocabulary(header), "room": []}
     rooms = _jericho_rooms(header)
@@ -326,6 +345,12 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
         derived = sightings(tables[schema.JERICHO_STEPS], traces, things)
         for table in (schema.JERICHO_SIGHTINGS, schema.JERICHO_THINGS_PRESENT, schema.JERICHO_MENTIONS):
             tables[table] = _arrow_table(table, derived[table.name])
+    changed_textworld = None
+    if schema.TEXTWORLD_STEPS in tables:
+        tables[schema.TEXTWORLD_STEPS] = with_commands(tables[schema.TEXTWORLD_STEPS], schema.TEXTWORLD_STEPS)
+        derived, changed_textworld = textworld.derived(traces, tables[schema.TEXTWORLD_ROOM_EVENTS].to_pylist())
+        for table, rows in derived.items():
+            tables[table] = _arrow_table(table, rows)
     if envs:
         tables[schema.EVENTS] = events.events(reader, tables, envs)
     tables[schema.EVENT_SUBJECTS] = _arrow_table(schema.EVENT_SUBJECTS, events.event_subjects(
@@ -333,6 +358,9 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     events.with_rejected(reader, tables)
     if schema.JERICHO_STEPS in tables:
         tables[schema.JERICHO_STEPS] = with_changed(tables[schema.JERICHO_STEPS], traces)
+    if changed_textworld is not None:
+        tables[schema.TEXTWORLD_STEPS] = tables[schema.TEXTWORLD_STEPS].append_column(
+            "changed", pa.array(changed_textworld, pa.bool_()))
     if "crafter" in envs:
         tables.update(rule_tables(reader, tables))
     return tables
@@ -366,10 +394,10 @@ def jericho_rooms(traces: list[TraceText], room_events: pa.Table) -> pa.Table:
     return _arrow_table(schema.JERICHO_ROOMS, rows)
 
 
-def with_commands(steps: pa.Table) -> pa.Table:
-    """Jericho's steps with the derived columns in their places."""
+def with_commands(steps: pa.Table, table: schema.Table = schema.JERICHO_STEPS) -> pa.Table:
+    """A text game's steps (Jericho's, TextWorld's) with the derived columns in their places."""
     actions = steps.column("action").to_pylist()
-    names = [c.name for c in schema.JERICHO_STEPS.all_columns]
+    names = [c.name for c in table.all_columns]
     for name in sorted(DERIVED_FROM_ACTION, key=names.index):
         values = pa.array([DERIVED_FROM_ACTION[name](action) for action in actions], pa.string())
         steps = steps.add_column(names.index(name), name, values)

@@ -124,6 +124,8 @@ class Episodes:
                 drawn = crafter_map(maps, step, material) if maps else ""
                 return drawn and drawn + crafter_map_legend()
             return (q.episode_id, step, material), draw
+        if q.env != "jericho":  # TextWorld's map is not drawn yet
+            return None
         history = self.spatial.episode("jericho", q.episode_id).state
         names = self.room_names(q.episode_id)
         here = self.room_before(q.episode_id, _step_binding(q, ("i",)) or step)

@@ -26,16 +26,26 @@ NOTHING_TO_ASK = {
     "jericho.rejected_steps": "the parser refuses no walkthrough command (tests/runtime/trace/test_events.py has some)",
     "jericho.unchanged_steps": "every one of zork1's first 30 walkthrough commands changes the world "
                                "(tests/templates/test_effect_templates.py has some that do not)",
+    **{f"textworld.{name}": "the walkthrough agent gives no reasons" for name in (
+        "reason_at", "keyword_in_reason_step", "keyword_count_reason", "after_keyword_action", "after_keyword_obs",
+        "after_keyword_room", "after_keyword_score")},
+    "textworld.room_with_most_gains": "every gain of the cooking walkthrough is made in the kitchen",
+    "textworld.most_visited_room": "the cooking walkthrough enters each room once",
+    "textworld.choice_room_before": "the cooking walkthrough enters each room once",
+    "textworld.rejected_steps": "the parser refuses no walkthrough command",
+    "textworld.unlocked_with": "the cooking game has no locked door",
 }
 CAP = 50
 
 
-def test_every_template_runs_on_real_traces_and_answers_match_the_trace(trace_db):
-    con = trace_db
+def produced_rows(con, envs: tuple[str, ...]) -> dict[str, list[dict]]:
+    """Each template of `envs` run as `qtc generate` runs it on the store `con`, its rows checked."""
     con.execute(f"SET VARIABLE qtc_max_candidates = {CAP}")
     try:
         produced = {}
         for compiled in load_library([TEMPLATES]).compiled:
+            if compiled.env not in envs:
+                continue
             relation = con.sql(statement(compiled, CAP, premise=True))
             rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
             produced[compiled.id] = rows
@@ -44,6 +54,17 @@ def test_every_template_runs_on_real_traces_and_answers_match_the_trace(trace_db
                 assert row["adversarial"] or row["evidence"], (compiled.id, row)
     finally:
         con.execute("RESET VARIABLE qtc_max_candidates")
+    return produced
+
+
+def silent(produced: dict[str, list[dict]]) -> set[str]:
+    """The templates that asked nothing answerable."""
+    return {t for t, rows in produced.items() if not any(not r["adversarial"] for r in rows)}
+
+
+def test_every_template_runs_on_real_traces_and_answers_match_the_trace(trace_db):
+    con = trace_db
+    produced = produced_rows(con, ("jericho", "crafter", "any"))
     # Answers recomputed directly from the tables, for the simplest families.
     for env in ("crafter", "jericho"):
         actions = dict(((e, s), a) for e, s, a in con.sql(f"SELECT episode_id, step, action FROM {env}_steps").fetchall())
@@ -51,5 +72,16 @@ def test_every_template_runs_on_real_traces_and_answers_match_the_trace(trace_db
         assert rows and all(actions[(r["episode_id"], r["p_t"])] == r["answer"] for r in rows)
     rooms = produced["jericho.room_before"]
     assert rooms and all(r["display_answer"] for r in rooms)
-    silent = {t for t, rows in produced.items() if not any(not r["adversarial"] for r in rows)}
-    assert silent <= set(NOTHING_TO_ASK), sorted(silent - set(NOTHING_TO_ASK))
+    assert silent(produced) <= set(NOTHING_TO_ASK), sorted(silent(produced) - set(NOTHING_TO_ASK))
+
+
+def test_every_textworld_template_asks_on_the_cooking_walkthrough(textworld_db):
+    """TextWorld's templates and those of every game (events), on the recorded cooking walkthrough."""
+    produced = produced_rows(textworld_db, ("textworld", "any"))
+    assert silent(produced) <= set(NOTHING_TO_ASK), sorted(silent(produced) - set(NOTHING_TO_ASK))
+    actions = dict(textworld_db.sql("SELECT step, action FROM textworld_steps").fetchall())
+    assert all(actions[r["p_t"]] == r["answer"] for r in produced["textworld.action_at"] if not r["adversarial"])
+    [recipe] = [r for r in produced["textworld.recipe_ingredients"] if not r["adversarial"]]
+    assert sorted(recipe["answer"]) == ["red bell pepper", "red potato", "yellow bell pepper"]
+    [fridge] = [r for r in produced["textworld.contents_when_opened"] if not r["adversarial"]]
+    assert sorted(fridge["answer"]) == ["red bell pepper", "red hot pepper", "yellow bell pepper", "yellow onion"]

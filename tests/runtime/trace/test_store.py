@@ -139,7 +139,7 @@ def test_cli_reports_errors_without_traceback(tmp_path, crafter_trace_dir, capsy
     assert main(["load", str(path), "--db", str(tmp_path / "x.duckdb")]) == 2
     err = capsys.readouterr().err
     assert err == (f"qtc load: error: {path}:1: field 'env': unknown environment 'nethack' "
-                   "(expected one of jericho, crafter)\n")
+                   "(expected one of jericho, crafter, textworld)\n")
     assert main(["sql", "SELECT nope FROM episodes", str(crafter_trace_dir)]) == 2
     assert capsys.readouterr().err.startswith("qtc sql: error: SQL error: Binder Error")
 

@@ -1,0 +1,121 @@
+"""TextWorld's derived tables: the world's facts at every step, the true map, the things in view, the
+rooms, and the steps that changed the world (CONVENTIONS.md, TextWorld).
+
+A trace holds the facts before step 1 (header `initial.facts`) and each step's changes (`facts_added`,
+`facts_removed`); `replay_facts` rebuilds the state after any step from them, and everything here is
+read from that state, never from the game's text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+from qtc.dsl import schema
+
+from .format import check_facts
+
+PLAYER, INVENTORY = "P", "I"
+# TextWorld's map predicates, by the direction they name: north_of(a, b) is a north of b.
+DIRECTIONS = {"north_of": "north", "south_of": "south", "east_of": "east", "west_of": "west"}
+
+
+def step_records(trace) -> list[dict]:
+    """A trace's step lines as records (a TraceText's steps are JSON text), their facts checked."""
+    steps = [json.loads(line) if isinstance(line, str) else line for line in trace.steps]
+    for line, step in enumerate(steps, start=2):
+        for name in ("facts_added", "facts_removed"):
+            check_facts(step[name], f"{trace.path}:{line}", name)
+    return steps
+
+
+def replay_facts(initial: list[list[str]], steps: list[dict]) -> Iterator[set[tuple[str, ...]]]:
+    """The world's facts after step 0 (before the first action), 1, 2, ...: the loader of the state at any step."""
+    facts = {tuple(fact) for fact in initial}
+    yield set(facts)
+    for step in steps:
+        facts -= {tuple(fact) for fact in step["facts_removed"]}
+        facts |= {tuple(fact) for fact in step["facts_added"]}
+        yield set(facts)
+
+
+def fact_rows(episode: str, initial: list[list[str]], steps: list[dict]) -> list[tuple]:
+    """textworld_facts: each fact with the run of steps after which it held."""
+    rows, since = [], {tuple(fact): 0 for fact in initial}
+    for step in steps:
+        for fact in map(tuple, step["facts_removed"]):
+            rows.append((fact, since.pop(fact), step["step"] - 1))
+        for fact in map(tuple, step["facts_added"]):
+            since[fact] = step["step"]
+    rows += [(fact, start, len(steps)) for fact, start in since.items()]
+    return [(episode, start, *fact, *[None] * (4 - len(fact)), last)
+            for fact, start, last in sorted(rows, key=lambda row: (row[1], row[0]))]
+
+
+def room_of(facts: set[tuple[str, ...]]) -> str:
+    """The player's room: the one of the fact at(P, room)."""
+    return next(fact[2] for fact in facts if fact[:2] == ("at", PLAYER))
+
+
+def in_view(facts: set[tuple[str, ...]]) -> dict[str, str | None]:
+    """The things in view, each with what it lies on or in (None: the room's floor): those at the player's
+    room but the player, then those on a thing in view or in one in view that is not closed."""
+    room = room_of(facts)
+    seen = {fact[1]: None for fact in facts if fact[0] == "at" and fact[2] == room and fact[1] != PLAYER}
+    holders = list(seen)
+    while holders:
+        holder = holders.pop()
+        if ("closed", holder) in facts:
+            continue
+        inside = sorted(fact[1] for fact in facts if fact[0] in ("in", "on") and fact[2] == holder and fact[1] not in seen)
+        seen.update(dict.fromkeys(inside, holder))
+        holders += inside
+    return seen
+
+
+def sighting_rows(episode: str, states: list[set[tuple[str, ...]]], rooms: dict[str, int]) -> list[tuple]:
+    """textworld_sightings: after each step, the things in view, whether each was last seen elsewhere."""
+    rows, last_room = [], {}
+    for step, facts in enumerate(states):
+        room = rooms[room_of(facts)]
+        for item, holder in sorted(in_view(facts).items()):
+            rows.append((episode, step, item, holder, room, last_room.get(item, room) != room))
+            last_room[item] = room
+    return rows
+
+
+def exit_rows(episode: str, initial: list[list[str]], rooms: dict[str, int]) -> list[tuple]:
+    """textworld_exits: the true map, from the facts at reset."""
+    doors = {(fact[1], fact[3]): fact[2] for fact in initial if fact[0] == "link"}
+    return sorted((episode, rooms[fact[2]], DIRECTIONS[fact[0]], rooms[fact[1]], doors.get((fact[2], fact[1])))
+                  for fact in initial if fact[0] in DIRECTIONS)
+
+
+def room_rows(header: dict, first_entered: dict[int, int]) -> list[tuple]:
+    """textworld_rooms: every room of the game, whether the episode entered it and first when."""
+    return [(header["episode_id"], room["room"], room["name"], room["display_name"], room["room"] in first_entered,
+             room["display_name"], first_entered.get(room["room"])) for room in header["rooms"]]
+
+
+def derived(traces, room_events: list[dict]) -> tuple[dict[schema.Table, list[tuple]], list[bool]]:
+    """The rows of TextWorld's derived tables, and per step whether it changed the world (a fact or the score)."""
+    entered: dict[str, dict[int, int]] = {}
+    for row in room_events:
+        if row["change"] == "entered":
+            rooms = entered.setdefault(row["episode_id"], {})
+            rooms[row["room"]] = min(rooms.get(row["room"], row["step"]), row["step"])
+    tables = {table: [] for table in (schema.TEXTWORLD_FACTS, schema.TEXTWORLD_EXITS, schema.TEXTWORLD_SIGHTINGS,
+                                      schema.TEXTWORLD_ROOMS)}
+    changed = []
+    for trace in traces:
+        header = trace.header
+        if header["env"] != "textworld":
+            continue
+        episode, initial, steps = header["episode_id"], header["initial"]["facts"], step_records(trace)
+        rooms = {room["name"]: room["room"] for room in header["rooms"]}
+        tables[schema.TEXTWORLD_FACTS] += fact_rows(episode, initial, steps)
+        tables[schema.TEXTWORLD_EXITS] += exit_rows(episode, initial, rooms)
+        tables[schema.TEXTWORLD_SIGHTINGS] += sighting_rows(episode, list(replay_facts(initial, steps)), rooms)
+        tables[schema.TEXTWORLD_ROOMS] += room_rows(header, entered.get(episode, {}))
+        changed += [bool(step["facts_added"] or step["facts_removed"] or step["reward"]) for step in steps]
+    return tables, changed

@@ -1,0 +1,85 @@
+"""Oracle checks on a recorded TextWorld episode (the cooking walkthrough of the session fixture):
+
+- the reference evaluator reads TextWorld's tables: every template of textworld and of every game (events)
+  asks the same questions through its compiled SQL as through the reference, with and without a horizon;
+- the store's facts, rooms and sightings agree with a fresh game: the episode's commands played again in a
+  new TextWorld environment of the same game file, whose facts are read from TextWorld itself at every step;
+  each answer of the room and sighting templates is worked out again from those facts.
+"""
+
+from __future__ import annotations
+
+import pytest
+import textworld
+
+from support.ground_truth import Store, checked_templates, differences, reference_candidates, sql_candidates
+
+from qtc.dsl.compile import statement
+from qtc.dsl.library import load_library
+from qtc.dsl.reference.evaluator import read_tables
+from qtc.runtime.record.textworld import entity_names, fact_list
+from qtc.runtime.trace.format import read_episode
+from qtc.runtime.trace.textworld import in_view, room_of
+from support.paths import TEMPLATES
+
+
+@pytest.mark.parametrize("horizon", [None, 12])
+def test_compiled_sql_agrees_with_the_reference_on_textworld(textworld_db, horizon):
+    store = Store(textworld_db, read_tables(textworld_db))
+    report = []
+    for compiled in checked_templates("textworld"):
+        problems = differences(sql_candidates(textworld_db, compiled, horizon), reference_candidates(store, compiled, horizon))
+        report += [f"{compiled.id}, horizon {horizon}:", *problems] if problems else []
+    textworld_db.execute("RESET VARIABLE qtc_horizon")
+    textworld_db.execute("RESET VARIABLE qtc_max_candidates")
+    assert not report, "\n".join(report)
+
+
+@pytest.fixture(scope="module")
+def fresh_states(textworld_trace_dir):
+    """The facts after each step (0: before the first) of the episode's commands played in a fresh game."""
+    [path] = textworld_trace_dir.glob("*.jsonl")
+    episode = read_episode(path)
+    env = textworld.start(str(textworld_trace_dir / episode.header["game_file"]),
+                          request_infos=textworld.EnvInfos(facts=True, game=True))
+    state = env.reset()
+    names = entity_names(state["game"])
+    states = [{tuple(fact) for fact in fact_list(state["facts"], names)}]
+    for step in episode.steps:
+        state, _, _ = env.step(step["action"])
+        states.append({tuple(fact) for fact in fact_list(state["facts"], names)})
+    env.close()
+    return states
+
+
+def test_the_stored_facts_are_the_fresh_game_s_at_every_step(textworld_db, fresh_states):
+    for step, facts in enumerate(fresh_states):
+        stored = textworld_db.execute("SELECT predicate, arg1, arg2, arg3 FROM textworld_facts "
+                                      "WHERE step <= ? AND last_step >= ?", [step, step]).fetchall()
+        assert {tuple(value for value in row if value is not None) for row in stored} == facts, step
+
+
+def _answers(con, template_id: str) -> list[dict]:
+    [compiled] = [c for c in load_library([TEMPLATES]).compiled if c.id == template_id]
+    relation = con.sql(statement(compiled, None))
+    return [dict(zip(relation.columns, row)) for row in relation.fetchall()]
+
+
+def test_room_answers_are_the_fresh_game_s(textworld_db, fresh_states):
+    rows = [row for row in _answers(textworld_db, "textworld.room_before") if not row["adversarial"]]
+    assert len(rows) == len(fresh_states) - 1
+    for row in rows:
+        assert row["display_answer"] == room_of(fresh_states[row["p_t"] - 1])
+
+
+def test_sighting_answers_are_the_fresh_game_s(textworld_db, fresh_states):
+    rows = [row for row in _answers(textworld_db, "textworld.last_seen_room") if not row["adversarial"]]
+    assert rows
+    for row in rows:
+        seen = [step for step in range(row["p_t"]) if row["p_item"] in in_view(fresh_states[step])]
+        assert row["evidence"] == [seen[-1]]
+        assert row["display_answer"] == room_of(fresh_states[seen[-1]])
+    # A false premise names a thing of the game never in view and never carried.
+    for row in _answers(textworld_db, "textworld.last_seen_room"):
+        if row["adversarial"]:
+            assert not any(row["p_item"] in in_view(facts) or ("in", row["p_item"], "I") in facts for facts in fresh_states)
