@@ -16,9 +16,9 @@ counts as matching ("Maze" for advent's `(Alike_Maze_1)`).
 Display names that several rooms seen in the episode share are numbered in the order the rooms were
 first seen: "Forest (1)", "Forest (2)".
 
-Carried items (CONVENTIONS.md, Items). The player carries every object inside the player object at any
-depth (in a carried pouch, in a toolkit) that the game's inventory listing names; each is named as the
-listing prints it, without article or state remark ("tan label", not `tlabel`). One object keeps one
+Carried items (CONVENTIONS.md, Items). The player carries every object inside the player object that
+the game's inventory listing shows there (in an open pouch in an open toolkit: ItemNames); each is
+named as the listing prints it, without article or state remark ("tan label", not `tlabel`). One object keeps one
 name: the one the listing gave it in the game's walkthrough (replayed at reset in a second env), so
 the item vocabulary names it alike, else the first one it was listed by in the episode.
 
@@ -52,7 +52,7 @@ from qtc.dsl.conventions import words
 
 from .agents import Choice
 from .jericho_actions import valid_actions
-from .jericho_objects import clean_listed_name, listed_lines, tree
+from .jericho_objects import clean_listed_name, listed_inside, listed_lines, tree
 from qtc.dsl.conventions import command_direction, direction_vocabulary
 from qtc.dsl.room_names import display_names
 from qtc.dsl.sightings import room_objects
@@ -139,11 +139,14 @@ def current_room(env) -> Room:
 
 class ItemNames:
     """Objects named as the game lists them, each asked once per episode (None: not a thing);
-    `known` names objects in advance (those of the walkthrough, so the vocabulary names them alike)."""
+    `known` names objects in advance (those of the walkthrough, so the vocabulary names them alike).
+    It follows one episode step by step: what it carried at its last look decides what stays carried."""
 
     def __init__(self, env, known: dict[int, str | None] | None = None):
         self.env = env
         self._names: dict[int, str | None] = dict(known or {})
+        self._carried_in: dict[int, int] = {}  # each thing carried at the last look -> what held it
+        self._listed_inside: dict[tuple[int, int, bytes], bool] = {}
 
     @property
     def known(self) -> dict[int, str | None]:
@@ -157,9 +160,40 @@ class ItemNames:
         return [self._names[num] for num in nums]
 
     def carried_objects(self) -> dict[int, str]:
-        """The things the player carries at any depth, by object number, with their names."""
-        objects = tree(self.env).descendants(self.env.player_obj_num)
-        return {num: name for num, name in zip(objects, self.names(objects)) if name}
+        """The things the player carries (CONVENTIONS.md, Items), by object number, with their names:
+        every named thing it holds, and every named thing inside a carried thing that the game lists
+        there (`_shown_inside`) or that was carried in that same thing at the last look (closing the case
+        it lies in does not drop it)."""
+        objects = tree(self.env)
+        player = self.env.player_obj_num
+        carried: dict[int, str] = {}
+        holders, carried_in = [player], {}
+        while holders:
+            pairs = [(holder, num) for holder in holders for num in objects.children(holder)
+                     if num not in carried and num != player]
+            named = [(pair, name) for pair, name in zip(pairs, self.names([num for _, num in pairs])) if name]
+            inside = [(holder, num) for (holder, num), _ in named
+                      if holder != player and self._carried_in.get(num) != holder]
+            shown = self._shown_inside(objects, inside)
+            holders = []
+            for (holder, num), name in named:
+                if holder == player or self._carried_in.get(num) == holder or shown[(holder, num)]:
+                    carried[num], carried_in[num] = name, holder
+                    holders.append(num)
+        self._carried_in = carried_in
+        return carried
+
+    def _shown_inside(self, objects, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], bool]:
+        """For each (holder, thing), whether the game's inventory, with the player holding only the holder
+        (open or closed as it is) with only the thing inside, lists the thing on a line of its own: a thing
+        in an open case is listed, a spell on a scroll or a thing in a closed case is not. Asked once
+        per holder's attributes (open, closed...)."""
+        keys = {pair: (*pair, objects.attributes(pair[0])) for pair in pairs}
+        unknown = [pair for pair in pairs if keys[pair] not in self._listed_inside]
+        for (holder, num), lines in listed_inside(self.env, unknown).items():
+            self._listed_inside[keys[(holder, num)]] = any(clean_listed_name(line) == self._names[num]
+                                                           for line in lines)
+        return {pair: self._listed_inside[keys[pair]] for pair in pairs}
 
     def carried(self) -> list[str]:
         """The names of the things the player carries, sorted (a name once per object)."""

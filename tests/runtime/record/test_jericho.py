@@ -17,6 +17,7 @@ from qtc.runtime.record.jericho import (ItemNames, JerichoSession, current_room,
                                           nameable_unvisited, room_title, walkthrough_items)
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode
+from conftest import rom_path
 
 
 def _episode(directory: Path):
@@ -97,6 +98,36 @@ def test_whole_walkthrough_without_the_finder(tmp_path, zork1_rom):
     assert not visited & {room["room"] for room in unvisited}
     assert all("Forest" not in room["display_name"] for room in unvisited)
     assert "brass lantern" in episode.header["vocab"]["item"] and "room" not in episode.header["vocab"]
+
+
+def _carried_along(rom: Path, commands: list[str]) -> list[list[str]]:
+    """What ItemNames says the player carries after each of `commands`, from the game's start."""
+    env = jericho.FrotzEnv(str(rom))
+    env.reset()
+    names = ItemNames(env)
+    carried = []
+    for command in commands:
+        env.step(command)
+        carried.append(names.carried())
+    return carried
+
+
+def test_things_inside_carried_things_are_carried_where_the_game_lists_them():
+    # issue 30, item 4: balances' bozbar spell lies on the shiny scroll; the game's inventory lists the
+    # scroll and never the spell, which is no thing one carries.
+    balances = rom_path("balances.z5")
+    walkthrough = jericho.FrotzEnv(str(balances)).get_walkthrough()
+    carried = _carried_along(balances, walkthrough[:9])
+    assert "shiny scroll" in carried[7] and not any("spell" in name and name != "spell book"
+                                                    for names in carried for name in names)
+    # karn's toolkit is got closed (step 9): what lies in it is carried from the step that
+    # opens it (the listing shows it then), and stays carried when it is closed again.
+    karn = rom_path("karn.z5")
+    walkthrough = jericho.FrotzEnv(str(karn)).get_walkthrough()
+    assert walkthrough[9] == "open toolkit"
+    carried = _carried_along(karn, [*walkthrough[:10], "close toolkit"])
+    assert "toolkit" in carried[8] and "sonic screwdriver" not in carried[8]
+    assert {"sonic screwdriver", "homing device"} <= set(carried[9]) <= set(carried[10])
 
 
 def test_rooms_never_entered_are_rooms_named_as_the_game_lists_them(jericho_trace_dir, zork1_rom):
