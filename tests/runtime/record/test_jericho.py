@@ -14,7 +14,7 @@ from qtc.runtime.record.agents import WalkthroughAgent
 from qtc.runtime.record.jericho_actions import jericho_util, use_offline_spacy
 from qtc.dsl.conventions import command_direction
 from qtc.runtime.record.jericho import (ItemNames, JerichoSession, current_room, display_names,
-                                          nameable_unvisited, room_title, walkthrough_items)
+                                          nameable_unvisited, room_title, walkthrough)
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode
 from conftest import rom_path
@@ -29,7 +29,7 @@ def test_replay_in_a_fresh_env_matches_every_step(jericho_trace_dir, zork1_rom):
     episode = _episode(jericho_trace_dir)
     env = jericho.FrotzEnv(str(zork1_rom), seed=episode.header["seed"])
     observation, _ = env.reset()
-    names = ItemNames(env, walkthrough_items(zork1_rom)[1])
+    names = ItemNames(env, walkthrough(zork1_rom).names)
     assert episode.header["initial"]["observation"] == observation
     assert episode.header["initial"]["room"] == current_room(env).num
     for step in episode.steps:
@@ -141,6 +141,17 @@ def test_rooms_never_entered_are_rooms_named_as_the_game_lists_them(jericho_trac
     assert all(env.get_object(room["room"]).name == name for name, room in unvisited.items())
     titles = [room["display_name"] for room in header["rooms"]]
     assert not {room["display_name"] for room in unvisited.values()} & set(titles)
+
+
+def test_rooms_are_places_named_as_a_reader_writes_them(tmp_path):
+    # issue 30, item 10: detective prints its titles as "<< Mayor's house >>" (its start room without
+    # the markup), and keeps a limbo and a help menu among its rooms: names without the markup, and no
+    # room the walkthrough never enters is offered unvisited.
+    session = JerichoSession(rom_path("detective.z5"), None, "walkthrough", record_valid_actions=False)
+    header = read_episode(record_episode(session, WalkthroughAgent(session.env.get_walkthrough()), tmp_path, 8)).header
+    names = [room["display_name"] for room in header["rooms"] + header["unvisited_rooms"]]
+    assert "Mayor's house" in names and "Chief's office" in names
+    assert not [name for name in names if "<" in name or name in ("Limbo", "Help system")]
 
 
 def test_nameable_unvisited_rooms_share_no_words_with_another_room():
