@@ -272,7 +272,8 @@ class Evaluator(Visitor):
 
     def _unintroduced(self, episode: EpisodeRows) -> set:
         """The names of the episode's things that were neither printed nor typed by the horizon
-        (CONVENTIONS.md, Items): no answerable question, and no option, names one. None in Crafter."""
+        (CONVENTIONS.md, Items): no answerable question, and no option, names one. None in Crafter
+        (its things are its game's own words)."""
         if episode.episode["env"] != "jericho":
             return set()
         introduced = {row["item"] for row in episode.tables.get("introduced_items", [])}
