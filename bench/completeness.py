@@ -173,7 +173,7 @@ def main() -> int:
                     found[why] += 1
         if found:
             print(f"{compiled.id:<40} answerable {answerable:>6}  not offered or not evaluable: "
-                  + ", ".join(f"{r} {found[r]}" for r in REASONS if found[r]))
+                  + ", ".join(f"{r} {found[r]}" for r in REASONS if found[r]), flush=True)
         totals.update(found)
     print(f"{measured} templates measured; not offered: "
           + (", ".join(f"{r} {totals[r]}" for r in REASONS if totals[r]) or "none"))
