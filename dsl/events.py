@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from . import ast as A
+
 # Each kind with the question text of one such event ("{}" is its subject); a kind without a subject
 # (falling asleep, a score change) has null as its subject. One wording per kind, in both games.
 PHRASES: dict[str, str] = {
@@ -58,6 +60,17 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 KINDS["textworld"] = KINDS["jericho"]  # a text game of the same kinds (runtime/trace/events.py)
 KINDS["any"] = tuple(PHRASES)
+# Kinds whose events, worded without their subject (`event(none)`), hold far fewer than a reader takes
+# the words to: Jericho's first sightings are of things named whole as listed (CONVENTIONS.md,
+# Sightings), while "you saw something for the first time" is true of every new room from step 1. Such a
+# kind is never worded as a whole: not counted (`kind_count_between`), never a false premise by itself.
+BROADER_THAN_RECORDED: dict[str, frozenset[str]] = {"jericho": frozenset({"first_seen"}), "crafter": frozenset(),
+                                                     "textworld": frozenset({"first_seen"})}
+# Per game, the kinds a question may word as a whole (vocab.whole_event).
+WHOLE_KINDS: dict[str, tuple[str, ...]] = {
+    env: tuple(kind for kind in kinds if kind not in BROADER_THAN_RECORDED[env])
+    for env, kinds in KINDS.items() if env in BROADER_THAN_RECORDED}
+
 # The vocabularies (vocab kinds) each kind's plausible subjects come from, per game; damage's are
 # DAMAGE_CAUSES. Crafter's items lost are those a rule uses up: a tool never leaves (a false premise
 # "the stone pickaxe left your inventory" is rejected at once). Jericho's first sightings have none: a
@@ -121,3 +134,65 @@ def _crafter_identifiers() -> frozenset[str]:
     materials, creatures, actions)."""
     from . import crafter_data  # imports the crafter package: only once a question is worded
     return frozenset(value for values in crafter_data.vocabulary().values() for value in values)
+
+
+# Kinds that happen at most once per subject in an episode, by their definition: the first stand on a
+# terrain, the first sight of a thing, and death (once, without a subject). A count of one subject's
+# events of such a kind (or of a kind without a subject) is 0 or 1 by construction, and its k-th time
+# is its only one: not asked.
+ONCE_PER_SUBJECT = frozenset({"terrain_first", "first_seen", "death"})
+SUBJECTLESS = frozenset(kind for kind, text in PHRASES.items() if "{}" not in text)
+COUNTING = ("count", "count_distinct", "nth")  # the functions that count a relation's rows, or number them
+
+
+def degenerate_kinds(template) -> dict[str, frozenset[str]]:
+    """For each parameter that binds the kind of events a template's answer counts or numbers
+    (`count`, `count_distinct` or `nth` of `events | where kind == $p ...`, through the lets it reads),
+    the kinds that make that count 0 or 1, or the k-th the only one, by construction: those of
+    ONCE_PER_SUBJECT when the events are one subject's (`subject == ...`), else the subjectless ones
+    among them (death). The compiler and the reference evaluator ask no question, true or false, with
+    such a binding (CONVENTIONS.md, Events)."""
+    lets = {let.name: let.expr for let in template.lets}
+
+    def conjuncts(e) -> list:
+        if isinstance(e, A.Binary) and e.op == "and":
+            return conjuncts(e.left) + conjuncts(e.right)
+        return [e]
+
+    def filters(e) -> tuple[bool, list] | None:
+        """(whether the relation is the events table, the conjuncts of every filter on it)."""
+        if isinstance(e, A.Field):
+            return filters(e.base)
+        if isinstance(e, A.Name) and e.ref and e.ref[0] == "let":
+            return filters(lets[e.name])
+        if isinstance(e, A.Name) and e.ref and e.ref[0] == "table":
+            return (e.ref[1].name == "events", [])
+        if isinstance(e, A.Where):
+            inner = filters(e.base)
+            return None if inner is None else (inner[0], inner[1] + conjuncts(e.condition))
+        return None
+
+    def column(e, name: str) -> bool:
+        return isinstance(e, A.Name) and e.name == name and bool(e.ref) and e.ref[0] == "column"
+
+    def answered(e):
+        """The answer's nodes, through the lets it reads."""
+        for node in A.walk(e):
+            yield node
+            if isinstance(node, A.Name) and node.ref and node.ref[0] == "let":
+                yield from answered(lets[node.name])
+
+    found: dict[str, frozenset[str]] = {}
+    for node in answered(template.answer):
+        if not (isinstance(node, A.Call) and node.function in COUNTING and node.args):
+            continue
+        counted = filters(node.args[0])
+        if not counted or not counted[0]:
+            continue
+        tests = [c for c in counted[1] if isinstance(c, A.Binary) and c.op == "=="]
+        by_subject = any(column(c.left, "subject") for c in tests)
+        for test in tests:
+            if column(test.left, "kind") and isinstance(test.right, A.ParamRef):
+                kinds = ONCE_PER_SUBJECT if by_subject else ONCE_PER_SUBJECT & SUBJECTLESS
+                found[test.right.name] = found.get(test.right.name, frozenset()) | kinds
+    return found

@@ -166,6 +166,13 @@ JERICHO_NAMED_ITEMS = Table("named_items", "jericho", (
 ), "things of the game a player could have met by name, each at its first such step (CONVENTIONS.md, False "
    "premises): never offered as false premises; derived at load")
 
+JERICHO_INTRODUCED_ITEMS = Table("introduced_items", "jericho", (
+    STEP,
+    C("item", T.ITEM, "a thing's listed name (objects.name), at the first step the game printed it or a command "
+                      "named it by one of its words"),
+), "the things whose names a reader of the episode had met, each at its first such step (CONVENTIONS.md, Items): "
+   "an answerable question names only things introduced by its horizon; derived at load", has_step_zero=True)
+
 JERICHO_ROOM_EVENTS = Table("room_events", "jericho", (
     STEP,
     C("room", T.ROOM, "the room entered or left"),
@@ -449,6 +456,7 @@ EVENT_SUBJECTS = Table("event_subjects", "any", (
 TABLES: tuple[Table, ...] = (
     EPISODES, VOCAB,
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
+    JERICHO_INTRODUCED_ITEMS,
     JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT, JERICHO_MENTIONS,
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
@@ -464,17 +472,18 @@ ROOM_TABLES = {"jericho": JERICHO_ROOMS, "textworld": TEXTWORLD_ROOMS}
 # Vocabulary kinds per environment, with the language type of their values. A Jericho episode's rooms are
 # not a vocabulary of its game but the rooms table (those it entered, and those a question can name).
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
-    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT},
+    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT, "whole_event": T.EVENT},
     "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
                 "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
                 # What the player can stand on, and what it can collect: the plausible false premises
                 # about terrain underfoot and collections.
-                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT,
+                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT, "whole_event": T.EVENT,
                 # What a rule uses up: all that ever leaves the inventory (tools are kept).
                 "consumable": T.ITEM},
-    "textworld": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT},
-    # What every game has, for templates of every game (env any).
-    "any": {"event": T.EVENT},
+    "textworld": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT, "whole_event": T.EVENT},
+    # What every game has, for templates of every game (env any); `whole_event`: the kinds a question may word
+    # without their subject (dsl/events.py, BROADER_THAN_RECORDED).
+    "any": {"event": T.EVENT, "whole_event": T.EVENT},
 }
 
 

@@ -13,13 +13,18 @@ was never seen under any name, which is what a false premise "you saw X" needs. 
 **mentioned** at step t when the text names it and the player does not carry it, wherever it is: a
 rope tied in the room above, seen from below, is mentioned but not sighted, and a question a reader
 could answer otherwise from such a text is not asked.
+
+A thing's name is **introduced** at the first step a reader of the episode met it (`introduced_steps`):
+the text the game printed names it (as above), or the command typed names it by one of its words
+(CONVENTIONS.md, Commands: `object_words`). An answerable question names only things introduced by its
+horizon (CONVENTIONS.md, Items).
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from .conventions import words
+from .conventions import object_words, words
 
 
 def names_object(text: str | None, name: str) -> bool:
@@ -76,3 +81,22 @@ def mentioned(parents: Mapping[int, int], player: int, text: str | None, names: 
 def sighted(present_things: Iterable[int], text: str | None, names: Mapping[int, str | None]) -> list[int]:
     """The objects sighted after the game printed `text`: the things present (`present`) that it names."""
     return [num for num in present_things if names_object(text, names[num])]
+
+
+def introduced_steps(names: Iterable[str], steps: Iterable[tuple[int, str | None, str | None]]) -> dict[str, int]:
+    """The first step (of (step, command, text printed), in step order; step 0 the opening text with no
+    command) at which each name was introduced: the text names it, or the command names it by a word.
+
+    >>> introduced_steps(["jewel-encrusted egg", "golden clockwork canary", "leaflet"],
+    ...                  [(0, None, "A small leaflet."), (4, "get egg", "Taken.")])
+    {'leaflet': 0, 'jewel-encrusted egg': 4}
+    """
+    pending = {name: frozenset(words(name)) for name in names}
+    introduced: dict[str, int] = {}
+    for step, command, text in steps:
+        typed = object_words(command) if command else frozenset()
+        for name, name_words in list(pending.items()):
+            if name_words & typed or names_object(text, name):
+                introduced[name] = step
+                del pending[name]
+    return introduced

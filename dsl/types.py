@@ -85,6 +85,9 @@ SCALARS = {t.name: t for t in (INTEGER, FLOAT, BOOLEAN, STRING, STEP, ORDINAL, A
 NUMERIC = frozenset({INTEGER, FLOAT, STEP, ORDINAL})
 # String-like types compare with plain strings (a template may write `action == "move_left"`).
 TEXTUAL = frozenset({STRING, ACTION, ITEM, MATERIAL, ACHIEVEMENT, DIRECTION, CREATURE, KEYWORD, EVENT})
+# The types whose values may name a thing of a Jericho game (an item, an event's subject as text): an
+# answerable question names only things introduced by its horizon (CONVENTIONS.md, Items).
+NAMING = frozenset({ITEM, STRING})
 
 # The answer types a template may declare, and the value type each one requires of the answer
 # expression. A `yesno` answer is a boolean rendered as yes/no; `location` is a room.

@@ -31,6 +31,7 @@ from qtc.dsl import ast as A
 from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.dsl.check import CheckedTemplate
+from qtc.dsl.events import degenerate_kinds
 from qtc.dsl.primitives import PRIMITIVES
 from qtc.dsl.sql import ident, sql_string
 
@@ -61,6 +62,7 @@ class _Lowering:
         self.params = {p.name: p for p in self.template.params}
         self.carried_keys: dict[str, set[str]] = {}  # component node -> parameters whose value keys its rows carry
         self.numbered: dict[str, list[str]] = {}  # sample node -> its numbered components (domain draws)
+        self.degenerate = degenerate_kinds(self.template)
 
     def run(self) -> TemplateIR:
         lo, t = self.lo, self.template
@@ -123,7 +125,7 @@ class _Lowering:
             param = self.params[name]
             override = adversarial is not None and adversarial.param == name
             lo.source = partial
-            domain = lo.domain(adversarial.domain if override else param.domain)
+            domain = self._not_degenerate(name, lo.domain(adversarial.domain if override else param.domain))
             domains[name] = domain
             condition = param.condition
             frame = self._frame(param, bound, domains, domain) if partial and not override else None
@@ -156,6 +158,16 @@ class _Lowering:
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
         self.carried_keys[partial] = carried
         return partial
+
+    def _not_degenerate(self, name: str, domain: str) -> str:
+        """A parameter's domain without the kinds that make the events the answer counts 0 or 1 by
+        construction (dsl/events.py, degenerate_kinds), for answerable and false premises alike."""
+        kinds = self.degenerate.get(name)
+        if not kinds:
+            return domain
+        return self.lo.add("dom", "domain", self.lo.node_key(domain), (
+            f"SELECT * FROM {domain} WHERE v NOT IN ({', '.join(map(sql_string, sorted(kinds)))})"),
+            self.lo.node_card(domain), f"domain of {name}, less the kinds counted once by construction", fence=True)
 
     def _frame(self, param: A.Param, bound: list[str], domains: dict[str, str], domain: str) -> str | None:
         """`$R - $L in a..b` with L the component's only parameter so far and both drawn from the same
@@ -216,11 +228,14 @@ class _Lowering:
         key = tuple(self.params)
         frm = From(sample, key)
         lets = []
+        # What the question names (its parameters, scalar lets and answer) names things introduced by the horizon.
+        named = [(f"c.{pcol(p)}", self.checked.param_types.get(p)) for p in self.params]
         for name, ty in self.checked.let_types.items():
             if isinstance(ty, (T.Scalar, T.ListOf)):
                 value = self._let_value(name)
                 lo.with_scalar(frm, value)
                 lets.append(f"{value.sql} AS {ident('l_' + name)}")
+                named.append((value.sql, ty))
         requires = []
         for condition in t.requires:
             s = lo.scalar(condition, None)
@@ -228,6 +243,12 @@ class _Lowering:
             requires.append(f"({s.sql})")
         answer = lo.scalar(t.answer, None)
         lo.with_scalar(frm, answer)
+        named.append((answer.sql, t.answer.ty))
+        introduced = [test for value, ty in named if (test := self._introduced(value, ty)) is not None]
+        unintroduced = self._unintroduced() if introduced else None
+        if unintroduced is not None:
+            frm.add(f"LEFT JOIN {unintroduced} qu ON qu.episode_id = c.episode_id")
+            requires += introduced
         accept = ""
         if t.accept is not None:
             accepted = lo.scalar(t.accept, None)
@@ -241,6 +262,30 @@ class _Lowering:
                f"FALSE AS adversarial, {accept}{answer.sql} AS answer, {evidence} AS evidence {frm.render()}) c "
                f"WHERE c.answer IS NOT NULL")
         return lo.add("answerable", "assemble", key, sql, "O(cap)", "answerable candidates")
+
+    def _unintroduced(self) -> str | None:
+        """Per episode, the list (`names`) of its things' names not introduced by the horizon (CONVENTIONS.md,
+        Items: printed or typed, `introduced_items`); None for a Crafter template, whose things are its
+        game's own words, and for a TextWorld one, whose things are named by the facts of what was in view
+        (no introduced_items of its own yet)."""
+        if self.checked.env in ("crafter", "textworld"):
+            return None
+        objects = self.lo.table(schema.JERICHO_OBJECTS)
+        introduced = self.lo.table(schema.JERICHO_INTRODUCED_ITEMS)
+        return self.lo.add("unintroduced", "index", (), (
+            f"SELECT o.episode_id, list(DISTINCT o.name) AS names FROM {objects} o LEFT JOIN {introduced} i "
+            f"ON i.episode_id = o.episode_id AND i.item = o.name WHERE o.name IS NOT NULL AND i.item IS NULL "
+            f"GROUP BY o.episode_id"), CARD_N, "things whose names were not printed or typed by the horizon",
+            fence=True)
+
+    def _introduced(self, value: str, ty) -> str | None:
+        """The condition that a value (a name, or a list of names) names no thing whose name was not
+        introduced by the horizon, with _unintroduced joined as `qu`; None where it cannot name a thing."""
+        if ty in T.NAMING:
+            return f"NOT coalesce(list_contains(qu.names, {value}), FALSE)"
+        if isinstance(ty, (T.ListOf, T.Bag)) and ty.element in T.NAMING:
+            return f"NOT coalesce(list_has_any(qu.names, {value}), FALSE)"
+        return None
 
     def _accepted(self) -> str:
         """Every correct answer: the answer first, then the other accepted values, sorted."""
@@ -375,14 +420,24 @@ class _Lowering:
         key = (f"md5_number_lower(concat_ws('|', {SEED_SQL}, {sql_string(self.template.id)}, {binding}, "
                f"CAST(d.v AS VARCHAR)))")
         text, join = "CAST(d.v AS VARCHAR)", ""
+        named = self._introduced("d.v", _element(choices.domain.ty))
+        unintroduced = self._unintroduced() if named else None
+        introduced = f" AND {named}" if unintroduced else ""
+        if unintroduced:
+            join += f" LEFT JOIN {unintroduced} qu ON qu.episode_id = d.episode_id"
         if names is not None:
             text = "coalesce(n.display_name, CAST(d.v AS VARCHAR))"
-            join = f" LEFT JOIN {names} n ON n.episode_id = d.episode_id AND n.room = d.v"
+            join += f" LEFT JOIN {names} n ON n.episode_id = d.episode_id AND n.room = d.v"
         sql = (f"SELECT {binding}, list({text} ORDER BY {key})[1:{choices.slots}] AS distractors "
                f"FROM {candidates} c JOIN {domain} d ON d.episode_id = c.episode_id{join} "
-               f"WHERE NOT coalesce(list_contains(c.accepted, d.v), FALSE) GROUP BY ALL")
+               f"WHERE NOT coalesce(list_contains(c.accepted, d.v), FALSE){introduced} GROUP BY ALL")
         return lo.add("distractors", "assemble", tuple(params), sql, "O(cap x domain)",
                       f"distractors ({choices.slots} a candidate)")
+
+
+def _element(ty):
+    """The type of a domain's values."""
+    return ty.element if isinstance(ty, (T.Bag, T.ListOf)) else ty
 
 
 def _binding_match(alias: str, params: list[str]) -> str:

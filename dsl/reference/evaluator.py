@@ -32,7 +32,7 @@ from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.dsl.check import CheckedTemplate
 from qtc.dsl.conventions import ORDINALS
-from qtc.dsl.events import ROOM_KINDS
+from qtc.dsl.events import ROOM_KINDS, degenerate_kinds
 from qtc.dsl.room_names import display_names
 from qtc.dsl.functions import FUNCTIONS
 from qtc.dsl.visit import Visitor
@@ -168,6 +168,7 @@ class Evaluator(Visitor):
         # anchor, and each kind's subjects, many times).
         self.let_params = {name: self._params_read(expr) for name, expr in self.let_exprs.items()}
         self.kept: dict[tuple, Any] = {}
+        self.degenerate = degenerate_kinds(self.template)
 
     def _params_read(self, e: A.Expr) -> tuple[str, ...]:
         """The parameters an expression reads, itself or through the lets it names, in declaration order."""
@@ -204,7 +205,10 @@ class Evaluator(Visitor):
             choices = self.template.choices
             if choices is not None:
                 # A multiple-choice question needs as many wrong values as options besides 'none of these'.
-                values = self.choice_values(episode)
+                unintroduced = self._unintroduced(episode)
+                element = choices.domain.ty.element if isinstance(choices.domain.ty, (T.Bag, T.ListOf)) else None
+                values = [(value, text) for value, text in self.choice_values(episode)
+                          if not _names_any(value, element, unintroduced)]
                 for candidate in asked:
                     accepted = candidate.accepted or []
                     candidate.distractors = sorted(text for value, text in values if value not in accepted)
@@ -237,7 +241,8 @@ class Evaluator(Visitor):
                 values = self._kept(key, lambda: self.domain(domain, scope))
             else:
                 values = self.domain(domain, scope)
-            for value in values:
+            # The kinds that make the answer's count 0 or 1 by construction are no values of the domain.
+            for value in (v for v in values if v not in self.degenerate.get(param.name, ())):
                 bound = {**params, param.name: value}
                 if param.condition is None or is_true(self.value(param.condition, Scope(episode, bound, {}))):
                     yield from extend(index + 1, bound)
@@ -256,9 +261,23 @@ class Evaluator(Visitor):
         answer = self.value(self.template.answer, scope)
         if answer is None:
             return None
+        unintroduced = self._unintroduced(episode)
+        named = [(value, self.checked.param_types.get(name)) for name, value in params.items()]
+        named += [(lets[name], self.checked.let_types[name]) for name in self.scalar_lets]
+        if any(_names_any(value, ty, unintroduced) for value, ty in [*named, (answer, self.template.answer.ty)]):
+            return None
         return Candidate(episode.episode["episode_id"], False, params, {n: lets[n] for n in self.scalar_lets},
                          answer, self.accepted(answer, scope), self.evidence(scope),
                          self._displays(episode, params, lets, answer))
+
+    def _unintroduced(self, episode: EpisodeRows) -> set:
+        """The names of the episode's things that were neither printed nor typed by the horizon
+        (CONVENTIONS.md, Items): no answerable question, and no option, names one. None in Crafter
+        (its things are its game's own words)."""
+        if episode.episode["env"] != "jericho":
+            return set()
+        introduced = {row["item"] for row in episode.tables.get("introduced_items", [])}
+        return {row["name"] for row in episode.tables.get("objects", []) if row["name"] not in introduced} - {None}
 
     def premise_holds(self, episode: EpisodeRows, params: dict, adversarial: A.Adversarial) -> bool:
         """Whether the premise an adversarial clause states as a condition holds for a binding (then its
@@ -442,6 +461,15 @@ class Evaluator(Visitor):
 
         decorated = sorted(((row, key_values(row)) for row in rel.rows), key=functools.cmp_to_key(by_keys))
         return [row for row, _ in decorated]
+
+
+def _names_any(value, ty, names: set) -> bool:
+    """Whether a value of type `ty` (a name, or a list of names: T.NAMING) is, or holds, one of `names`."""
+    if ty in T.NAMING:
+        return isinstance(value, str) and value in names
+    if isinstance(ty, (T.ListOf, T.Bag)) and ty.element in T.NAMING:
+        return any(isinstance(v, str) and v in names for v in value or [])
+    return False
 
 
 @functools.cache

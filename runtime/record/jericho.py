@@ -15,10 +15,13 @@ for `Loud `), else by the short name with whitespace collapsed. A look title tha
 counts as matching ("Maze" for advent's `(Alike_Maze_1)`).
 Display names that several rooms seen in the episode share are numbered in the order the rooms were
 first seen: "Forest (1)", "Forest (2)".
+A name drops the markup some games print around titles (detective's "<< Mayor's house >>"). The
+rooms the episode never entered are named only if the game's walkthrough enters them: places, not
+a hint menu or a limbo kept among the rooms.
 
-Carried items (CONVENTIONS.md, Items). The player carries every object inside the player object at any
-depth (in a carried pouch, in a toolkit) that the game's inventory listing names; each is named as the
-listing prints it, without article or state remark ("tan label", not `tlabel`). One object keeps one
+Carried items (CONVENTIONS.md, Items). The player carries every object inside the player object that
+the game's inventory listing shows there (in an open pouch in an open toolkit: ItemNames); each is
+named as the listing prints it, without article or state remark ("tan label", not `tlabel`). One object keeps one
 name: the one the listing gave it in the game's walkthrough (replayed at reset in a second env), so
 the item vocabulary names it alike, else the first one it was listed by in the episode.
 
@@ -52,14 +55,23 @@ from qtc.dsl.conventions import words
 
 from .agents import Choice
 from .jericho_actions import valid_actions
-from .jericho_objects import clean_listed_name, listed_lines, tree
+from .jericho_objects import clean_listed_name, listed_inside, listed_lines, tree
 from qtc.dsl.conventions import command_direction, direction_vocabulary
 from qtc.dsl.room_names import display_names
 from qtc.dsl.sightings import room_objects
 from qtc.runtime.trace.format import episode_id
 
+# What some games print around a room's title, no part of its name: detective's "<< Mayor's house >>".
+_TITLE_MARKUP = re.compile(r"^[\s<>*=~_|\[\]{}-]+|[\s<>*=~_|\[\]{}-]+$")
+
+
 def clean_room_name(name: str) -> str:
-    return " ".join(name.split())
+    """A room's name as a reader writes it: whitespace collapsed, the game's markup around it dropped.
+
+    >>> clean_room_name("<< Mayor's  house >>"), clean_room_name("Room # 30")
+    ("Mayor's house", 'Room # 30')
+    """
+    return _TITLE_MARKUP.sub("", " ".join(name.split()))
 
 
 # Where the player sits, after the title: ", in the magic boat" (zork1), " (on the Black Dragon)" (jewel).
@@ -75,7 +87,7 @@ def _in_order(short: str, title: str) -> bool:
 def title_line(look: str) -> str | None:
     """The first line `look` printed if it can be a room title (short, capitalised, no sentence)."""
     lines = [line.strip() for line in look.strip().splitlines() if line.strip()]
-    title = _VEHICLE_SUFFIX.sub("", lines[0]) if lines else ""
+    title = clean_room_name(_VEHICLE_SUFFIX.sub("", lines[0])) if lines else ""
     if not title or len(title) > 50 or re.search(r"[.!?]", title) or not title[0].isupper():
         return None
     return title
@@ -98,7 +110,7 @@ def room_title(name: str, look: str) -> str:
 
 def listed_title(line: str | None) -> str | None:
     """A room's name as the game lists the room object ("A Loud Room" -> "Loud Room"), if it reads as one."""
-    title = clean_listed_name(line, keep_the=True) if line else ""
+    title = clean_room_name(clean_listed_name(line, keep_the=True)) if line else ""
     return title if title and len(title) <= 50 and not re.search(r"[.!?:]", title) else None
 
 
@@ -139,11 +151,14 @@ def current_room(env) -> Room:
 
 class ItemNames:
     """Objects named as the game lists them, each asked once per episode (None: not a thing);
-    `known` names objects in advance (those of the walkthrough, so the vocabulary names them alike)."""
+    `known` names objects in advance (those of the walkthrough, so the vocabulary names them alike).
+    It follows one episode step by step: what it carried at its last look decides what stays carried."""
 
     def __init__(self, env, known: dict[int, str | None] | None = None):
         self.env = env
         self._names: dict[int, str | None] = dict(known or {})
+        self._carried_in: dict[int, int] = {}  # each thing carried at the last look -> what held it
+        self._listed_inside: dict[tuple[int, int, bytes], bool] = {}
 
     @property
     def known(self) -> dict[int, str | None]:
@@ -157,28 +172,69 @@ class ItemNames:
         return [self._names[num] for num in nums]
 
     def carried_objects(self) -> dict[int, str]:
-        """The things the player carries at any depth, by object number, with their names."""
-        objects = tree(self.env).descendants(self.env.player_obj_num)
-        return {num: name for num, name in zip(objects, self.names(objects)) if name}
+        """The things the player carries (CONVENTIONS.md, Items), by object number, with their names:
+        every named thing it holds, and every named thing inside a carried thing that the game lists
+        there (`_shown_inside`) or that was carried in that same thing at the last look (closing the case
+        it lies in does not drop it)."""
+        objects = tree(self.env)
+        player = self.env.player_obj_num
+        carried: dict[int, str] = {}
+        holders, carried_in = [player], {}
+        while holders:
+            pairs = [(holder, num) for holder in holders for num in objects.children(holder)
+                     if num not in carried and num != player]
+            named = [(pair, name) for pair, name in zip(pairs, self.names([num for _, num in pairs])) if name]
+            inside = [(holder, num) for (holder, num), _ in named
+                      if holder != player and self._carried_in.get(num) != holder]
+            shown = self._shown_inside(objects, inside)
+            holders = []
+            for (holder, num), name in named:
+                if holder == player or self._carried_in.get(num) == holder or shown[(holder, num)]:
+                    carried[num], carried_in[num] = name, holder
+                    holders.append(num)
+        self._carried_in = carried_in
+        return carried
+
+    def _shown_inside(self, objects, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], bool]:
+        """For each (holder, thing), whether the game's inventory, with the player holding only the holder
+        (open or closed as it is) with only the thing inside, lists the thing on a line of its own: a thing
+        in an open case is listed, a spell on a scroll or a thing in a closed case is not. Asked once
+        per holder's attributes (open, closed...)."""
+        keys = {pair: (*pair, objects.attributes(pair[0])) for pair in pairs}
+        unknown = [pair for pair in pairs if keys[pair] not in self._listed_inside]
+        for (holder, num), lines in listed_inside(self.env, unknown).items():
+            self._listed_inside[keys[(holder, num)]] = any(clean_listed_name(line) == self._names[num]
+                                                           for line in lines)
+        return {pair: self._listed_inside[keys[pair]] for pair in pairs}
 
     def carried(self) -> list[str]:
         """The names of the things the player carries, sorted (a name once per object)."""
         return sorted(self.carried_objects().values())
 
 
-def walkthrough_items(rom: Path) -> tuple[dict[int, str], dict[int, str | None]]:
-    """The things the game's own walkthrough carries at some step (object number -> listed name), and
-    every name it listed: the items of the game a player can hold, for the item vocabulary."""
+@dataclass(frozen=True)
+class Walkthrough:
+    """What the game's own walkthrough meets: the things it carries at some step (object number -> listed
+    name), for the item vocabulary; every name it listed; the rooms it enters (the start included): the
+    places of the game, for the rooms a question may name unvisited (not a hint menu nor a limbo)."""
+    items: dict[int, str]
+    names: dict[int, str | None]
+    rooms: frozenset[int]
+
+
+def walkthrough(rom: Path) -> Walkthrough:
+    """The game's walkthrough replayed from reset, up to its end or the game's."""
     env = jericho.FrotzEnv(str(rom))
     env.reset()
     names = ItemNames(env)
-    items = names.carried_objects()
+    items, rooms = names.carried_objects(), {current_room(env).num}
     for action in env.get_walkthrough():
         env.step(action)
         items.update({num: name for num, name in names.carried_objects().items() if num not in items})
+        rooms.add(current_room(env).num)
         if env.game_over():
             break
-    return items, names.known
+    return Walkthrough(items, names.known, frozenset(rooms))
 
 
 def _words(name: str) -> set[str]:
@@ -259,8 +315,8 @@ class JerichoSession:
         self.episode_id = episode_id(self.game, agent_name, self.seed)
         self._record_valid_actions = record_valid_actions
         observation, info = self.env.reset()
-        walkthrough, walkthrough_names = walkthrough_items(self.rom)
-        self._names = ItemNames(self.env, walkthrough_names)
+        played = walkthrough(self.rom)
+        self._names = ItemNames(self.env, played.names)
         room = current_room(self.env)
         self._rooms: dict[int, str] = {}
         self._titles: dict[int, str] = {}
@@ -271,12 +327,13 @@ class JerichoSession:
         # Every object beside the start room is, since game_rooms leaves out some (advent's `(Alike_Maze_1)`).
         self._listed_rooms = listed_lines(self.env, sorted(
             {obj.num for obj in self.env.get_world_objects() if obj.parent == room.parent} | game_room_numbers))
-        self._room_vocabulary = {num: self._room_vocabulary_name(num, self._listed_rooms[num])
-                                 for num in game_room_numbers}
+        # Rooms a question may name unvisited: the places the walkthrough enters, all rooms without one.
+        places = game_room_numbers & played.rooms if len(played.rooms) > 1 else game_room_numbers
+        self._room_vocabulary = {num: self._room_vocabulary_name(num, self._listed_rooms[num]) for num in places}
         self._see_room(room)
         # The items of the game: those its walkthrough holds (plausible things never met, never the dam or
         # the thief), else, for a game without one, the things in its rooms at reset.
-        items = set(walkthrough.values()) or set(item_vocabulary(self.env, game_room_numbers, self._names))
+        items = set(played.items.values()) or set(item_vocabulary(self.env, game_room_numbers, self._names))
         self._vocab = {"item": unambiguous_names(items), "direction": direction_vocabulary()}
         self.initial = {"observation": observation, "room": room.num, "inventory": self._names.carried(),
                         "score": int(info["score"]), "moves": int(info["moves"])}

@@ -10,7 +10,9 @@ label", `(players_coin)` "a silver coin", `ChocolateBar_50` "a bar of chocolate"
 Room". `listed_lines` asks the game: in a copy of the state whose memory makes the object the player's
 only possession (with nothing inside it), it runs `inventory` and reads the line the game lists the
 object on. An object the game does not list (a spell of a spell book, a hint menu, a thing hidden from
-the player) has no listed name: it is not a thing one carries.
+the player) has no listed name: it is not a thing one carries. `listed_inside` asks the same of a thing
+inside another: the player holding only the other, with only the thing inside, what does the listing
+print (a spell on a scroll, a thing in a closed case: nothing but the scroll, the case).
 """
 
 from __future__ import annotations
@@ -96,6 +98,12 @@ class ObjectTree:
                 pending += self.children(child)[::-1]
         return found
 
+    def attributes(self, num: int) -> bytes:
+        """The object's attribute flags (open, transparent...: each game numbers its own), as stored."""
+        address = self._entry(num)
+        _, links, _, _ = self._layout
+        return b"" if address is None else bytes(int(b) for b in self.ram[address:address + links])
+
     def set_links(self, num: int, parent: int | None = None, sibling: int | None = None,
                   child: int | None = None) -> None:
         address = self._entry(num)
@@ -137,13 +145,7 @@ PROBE_TIMEOUT = 2.0
 
 
 def listed_lines(env, nums: list[int]) -> dict[int, str | None]:
-    """The line `inventory` lists each object on when it is the player's only possession, else None.
-
-    The game may loop forever listing an object, so the objects are listed in a forked copy of the
-    process, one after another, each result sent back as a JSON line; a copy that stays silent for
-    PROBE_TIMEOUT seconds is killed, its object has no line, and a new copy goes on with the rest.
-    `env` itself is never changed.
-    """
+    """The line `inventory` lists each object on when it is the player's only possession, else None."""
     player = env.player_obj_num
     objects = tree(env)
     ancestors = set()
@@ -151,37 +153,59 @@ def listed_lines(env, nums: list[int]) -> dict[int, str | None]:
     while num and num not in ancestors:  # an ancestor made the player's possession would be a cycle
         ancestors.add(num)
         num = objects.parent(num)
-    pending = [num for num in dict.fromkeys(nums) if num != player and num not in ancestors
-               and objects.exists(num)]
-    lines: dict[int, str | None] = {num: None for num in nums}
+    chains = [(num,) for num in dict.fromkeys(nums) if num != player and num not in ancestors
+              and objects.exists(num)]
+    listings = _listings(env, chains)
+    return {num: (listings[(num,)] or [None])[0] if (num,) in listings else None for num in nums}
+
+
+def listed_inside(env, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], list[str]]:
+    """For each (container, thing), the lines `inventory` prints, after its header, when the player's only
+    possession is the container (as it is now: open or closed) with only the thing inside; [] where
+    the listing hangs. The container is a thing the player carries, so it is no ancestor of the player."""
+    listings = _listings(env, list(dict.fromkeys(pairs)))
+    return {pair: listings.get(pair, []) for pair in pairs}
+
+
+def _listings(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[str]]:
+    """The listing lines of each chain of objects made the player's only possessions, each inside the one
+    before (nothing else inside them); a chain whose listing hangs is left out.
+
+    The game may loop forever listing an object, so the chains are listed in a forked copy of the
+    process, one after another, each result sent back as a JSON line; a copy that stays silent for
+    PROBE_TIMEOUT seconds is killed, its chain has no listing, and a new copy goes on with the rest.
+    `env` itself is never changed.
+    """
+    listings: dict[tuple[int, ...], list[str]] = {}
+    pending = list(chains)
     while pending:
         done = _list_in_a_copy(env, pending)
-        lines.update(done)
-        pending = pending[len(done) + 1:]  # the object after the last answered one hung
-    return lines
+        listings.update(done)
+        pending = pending[len(done) + 1:]  # the chain after the last answered one hung
+    return listings
 
 
-def _list_in_a_copy(env, nums: list[int]) -> dict[int, str | None]:
-    """Lines for `nums`, in order, from a forked copy, until the copy ends or hangs."""
+def _list_in_a_copy(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[str]]:
+    """Listings of `chains`, in order, from a forked copy, until the copy ends or hangs."""
     read, write = os.pipe()
     parent = os.getpid()
     pid = os.fork()
-    if pid == 0:  # the copy: list each object, report, never return
+    if pid == 0:  # the copy: list each chain, report, never return
         try:
             die_with_parent(parent)  # a recorder killed outright leaves no copy spinning
             gc.disable()  # the copy frees nothing: collecting objects the parent owns could crash it
             os.close(read)
             with os.fdopen(write, "w") as out:
-                for num in nums:
-                    out.write(json.dumps(_listed_line(env, num)) + "\n")
+                for chain in chains:
+                    out.write(json.dumps(_listing(env, chain)) + "\n")
                     out.flush()
         finally:
             os._exit(0)
     os.close(write)
-    found: dict[int, str | None] = {}
+    found: dict[tuple[int, ...], list[str]] = {}
     buffer = b""
     with os.fdopen(read, "rb") as source:
-        while len(found) < len(nums):
+        while len(found) < len(chains):
             if not select.select([source], [], [], PROBE_TIMEOUT)[0]:
                 os.kill(pid, signal.SIGKILL)
                 break
@@ -191,16 +215,20 @@ def _list_in_a_copy(env, nums: list[int]) -> dict[int, str | None]:
             buffer += chunk
             *complete, buffer = buffer.split(b"\n")
             for line in complete:
-                found[nums[len(found)]] = json.loads(line)
+                found[chains[len(found)]] = json.loads(line)
     os.waitpid(pid, 0)
     return found
 
 
-def _listed_line(env, num: int) -> str | None:
+def _listing(env, chain: tuple[int, ...]) -> list[str]:
+    """The lines after the header of `inventory` with `chain` the player's possessions, each in the last."""
     state = env.get_state()
     objects = ObjectTree(state[0].copy())
-    objects.set_links(env.player_obj_num, child=num)
-    objects.set_links(num, parent=env.player_obj_num, sibling=0, child=0)
+    holder = env.player_obj_num
+    objects.set_links(holder, child=chain[0])
+    for num, inner in zip(chain, [*chain[1:], 0]):
+        objects.set_links(num, parent=holder, sibling=0, child=inner)
+        holder = num
     env.set_state((objects.ram, *state[1:]))
     try:
         listing = env.step("inventory")[0]
@@ -208,4 +236,4 @@ def _listed_line(env, num: int) -> str | None:
         env.set_state(state)
     lines = [line.strip() for line in listing.splitlines() if line.strip()]
     header = next((i for i, line in enumerate(lines) if line.endswith(":")), None)
-    return lines[header + 1] if header is not None and header + 1 < len(lines) else None
+    return [] if header is None else lines[header + 1:]

@@ -4,7 +4,8 @@ saw of them (docs/trace-format.md, Jericho; CONVENTIONS.md, Sightings).
 A trace holds the tree before step 1 and each step's changes to it (its header's `objects`); the store
 keeps them as intervals (`object_locations`: after steps `step`..`last_step` the object's parent is
 `parent`), built in SQL, and replays them once per episode to derive the sightings and the things
-present by the one rule of dsl/sightings.py. A trace recorded before object trees has none (its
+present by the one rule of dsl/sightings.py, and the step each thing's name was introduced
+(`introduced_items`). A trace recorded before object trees has none (its
 `objects` reads as null: format.ADDED_HEADER_FIELDS): its episode has no rows in these tables, and
 `qtc load` says so.
 """
@@ -16,7 +17,7 @@ from collections import defaultdict
 import duckdb
 import pyarrow as pa
 
-from qtc.dsl.sightings import mentioned, present, sighted
+from qtc.dsl.sightings import introduced_steps, mentioned, present, sighted
 
 from .format import TraceText
 
@@ -90,4 +91,21 @@ def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[s
                 rows["sightings"].append((header["episode_id"], step, num, names[num], room,
                                           num in last_room and last_room[num] != room))
                 last_room[num] = room
+    return rows
+
+
+def introduced_items(steps: pa.Table, traces: list[TraceText]) -> list[tuple]:
+    """The rows of `introduced_items` (episode, step, item): each thing of an episode's object tree at the
+    first step its name was printed or typed (dsl/sightings.introduced_steps; step 0: the opening text)."""
+    by_episode: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    for row in steps.select(["episode_id", "step", "action", "obs_after"]).to_pylist():
+        by_episode[row["episode_id"]].append((row["step"], row["action"], row["obs_after"]))
+    rows = []
+    for trace in traces:
+        header = trace.header
+        objects = header.get("objects") if header["env"] == "jericho" else None
+        if objects is not None:
+            names = sorted({entry["name"] for entry in objects["tree"] if entry["name"]})
+            texts = [(0, None, header["initial"]["observation"]), *sorted(by_episode[header["episode_id"]])]
+            rows += sorted((header["episode_id"], step, name) for name, step in introduced_steps(names, texts).items())
     return rows

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from qtc.dsl import crafter_data, room_names, schema
 from qtc.dsl.conventions import command, command_direction, named_item_steps
-from qtc.dsl.events import KINDS as event_kinds
+from qtc.dsl.events import KINDS as event_kinds, WHOLE_KINDS
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
@@ -39,7 +39,7 @@ from . import events
 from .changes import with_changed
 from .frames import find_frames, record_frames
 from . import lockdown
-from .objects import LOCATIONS_SQL, OBJECTS_SQL, register_objects, sightings
+from .objects import LOCATIONS_SQL, OBJECTS_SQL, introduced_items, register_objects, sightings
 from . import textworld
 from .parquet import attach_corpus, is_corpus
 from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
@@ -289,7 +289,7 @@ def _vocabulary(header: dict) -> dict[str, list[str]]:
     with the game's event kinds (dsl/events.py)."""
     vocabulary = crafter_data.vocabulary() if header["env"] == "crafter" else {
         kind: values for kind, values in header["vocab"].items() if kind != "room"}
-    return {**vocabulary, "event": list(event_kinds[header["env"]])}
+    return {**vocabulary, "event": list(event_kinds[header["env"]]), "whole_event": list(WHOLE_KINDS[header["env"]])}
 
 
 def _event_vocabulary(header: dict) -> dict[str, list[str]]:
@@ -338,6 +338,8 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
         tables[schema.JERICHO_ROOMS] = jericho_rooms(traces, tables[schema.JERICHO_ROOM_EVENTS])
         tables[schema.JERICHO_STEPS] = with_commands(tables[schema.JERICHO_STEPS])
         tables[schema.JERICHO_NAMED_ITEMS] = named_items(tables[schema.JERICHO_STEPS], traces)
+        tables[schema.JERICHO_INTRODUCED_ITEMS] = _arrow_table(schema.JERICHO_INTRODUCED_ITEMS, introduced_items(
+            tables[schema.JERICHO_STEPS], traces))
         register_objects(reader, traces)
         tables[schema.JERICHO_OBJECTS] = reader.sql(OBJECTS_SQL).to_arrow_table()
         tables[schema.JERICHO_OBJECT_LOCATIONS] = reader.sql(LOCATIONS_SQL).to_arrow_table()

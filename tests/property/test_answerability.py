@@ -2,9 +2,9 @@
 evaluator checks (the compiled SQL's candidates are what `qtc generate` samples from):
 
 - an answerable question has an answer and evidence, within the horizon; a false premise has neither;
-- its answer is recomputed, with the same bindings, from the trace cut at its last evidence step or
-  the last step its question names (so nothing after them, and nothing beyond the horizon, decides
-  it); a step answer is one of its evidence steps;
+- its answer is recomputed, with the same bindings, from the trace cut at its last evidence step, the
+  last step its question names, or the last step at which a thing it names was introduced (so nothing
+  after them, and nothing beyond the horizon, decides it); a step answer is one of its evidence steps;
 - the trace truncated to the horizon, loaded as a shorter recording, asks exactly the same questions
   (every precondition that held under the horizon holds again on it, and no other);
 - a false premise is false: its value is not in the parameter's own domain within the horizon, and
@@ -22,6 +22,7 @@ from support.hypothesis_profiles import examples
 from support.strategies import episode_sets, truncated
 
 from qtc.dsl import ast as A
+from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.dsl.reference.evaluator import Evaluator, Scope
 
@@ -41,6 +42,8 @@ def _problems_of(compiled, store, horizon) -> list[str]:
     evaluator = Evaluator(compiled.checked, store.tables, horizon)
     episodes = {e.episode["episode_id"]: e for e in evaluator.episodes}
     cuts: dict[int, Evaluator] = {}
+    introduced = {(row["episode_id"], row["item"]): row["step"]
+                  for row in store.tables[schema.JERICHO_INTRODUCED_ITEMS.sql_name]}
     premises_checked: set = set()
     problems = []
     for candidate in sql_candidates(store.con, compiled, horizon):
@@ -68,7 +71,11 @@ def _problems_of(compiled, store, horizon) -> list[str]:
         if compiled.answer_type == "step" and candidate.answer not in candidate.evidence:
             problems.append(f"{where}: step answer {candidate.answer} is not an evidence step {candidate.evidence}")
         named = [v for p, v in candidate.params.items() if compiled.params[p] == T.STEP]
-        cut_at = max(candidate.evidence + named)
+        # A thing the question names is named only once introduced (CONVENTIONS.md, Items): that step too.
+        said = [v for value in (*candidate.params.values(), *candidate.lets.values(), candidate.answer)
+                for v in (value if isinstance(value, (list, set)) else [value]) if isinstance(v, str)]
+        cut_at = max(candidate.evidence + named + [introduced[candidate.episode_id, v] for v in said
+                                                   if (candidate.episode_id, v) in introduced])
         if cut_at not in cuts:
             cuts[cut_at] = Evaluator(compiled.checked, store.tables, cut_at)
         cut = cuts[cut_at]

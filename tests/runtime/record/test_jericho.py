@@ -14,9 +14,10 @@ from qtc.runtime.record.agents import WalkthroughAgent
 from qtc.runtime.record.jericho_actions import jericho_util, use_offline_spacy
 from qtc.dsl.conventions import command_direction
 from qtc.runtime.record.jericho import (ItemNames, JerichoSession, current_room, display_names,
-                                          nameable_unvisited, room_title, walkthrough_items)
+                                          nameable_unvisited, room_title, walkthrough)
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode
+from conftest import rom_path
 
 
 def _episode(directory: Path):
@@ -28,7 +29,7 @@ def test_replay_in_a_fresh_env_matches_every_step(jericho_trace_dir, zork1_rom):
     episode = _episode(jericho_trace_dir)
     env = jericho.FrotzEnv(str(zork1_rom), seed=episode.header["seed"])
     observation, _ = env.reset()
-    names = ItemNames(env, walkthrough_items(zork1_rom)[1])
+    names = ItemNames(env, walkthrough(zork1_rom).names)
     assert episode.header["initial"]["observation"] == observation
     assert episode.header["initial"]["room"] == current_room(env).num
     for step in episode.steps:
@@ -99,6 +100,36 @@ def test_whole_walkthrough_without_the_finder(tmp_path, zork1_rom):
     assert "brass lantern" in episode.header["vocab"]["item"] and "room" not in episode.header["vocab"]
 
 
+def _carried_along(rom: Path, commands: list[str]) -> list[list[str]]:
+    """What ItemNames says the player carries after each of `commands`, from the game's start."""
+    env = jericho.FrotzEnv(str(rom))
+    env.reset()
+    names = ItemNames(env)
+    carried = []
+    for command in commands:
+        env.step(command)
+        carried.append(names.carried())
+    return carried
+
+
+def test_things_inside_carried_things_are_carried_where_the_game_lists_them():
+    # issue 30, item 4: balances' bozbar spell lies on the shiny scroll; the game's inventory lists the
+    # scroll and never the spell, which is no thing one carries.
+    balances = rom_path("balances.z5")
+    walkthrough = jericho.FrotzEnv(str(balances)).get_walkthrough()
+    carried = _carried_along(balances, walkthrough[:9])
+    assert "shiny scroll" in carried[7] and not any("spell" in name and name != "spell book"
+                                                    for names in carried for name in names)
+    # karn's toolkit is got closed (step 9): what lies in it is carried from the step that
+    # opens it (the listing shows it then), and stays carried when it is closed again.
+    karn = rom_path("karn.z5")
+    walkthrough = jericho.FrotzEnv(str(karn)).get_walkthrough()
+    assert walkthrough[9] == "open toolkit"
+    carried = _carried_along(karn, [*walkthrough[:10], "close toolkit"])
+    assert "toolkit" in carried[8] and "sonic screwdriver" not in carried[8]
+    assert {"sonic screwdriver", "homing device"} <= set(carried[9]) <= set(carried[10])
+
+
 def test_rooms_never_entered_are_rooms_named_as_the_game_lists_them(jericho_trace_dir, zork1_rom):
     header = _episode(jericho_trace_dir).header  # the first 30 steps of the walkthrough
     unvisited = {room["name"]: room for room in header["unvisited_rooms"]}
@@ -110,6 +141,17 @@ def test_rooms_never_entered_are_rooms_named_as_the_game_lists_them(jericho_trac
     assert all(env.get_object(room["room"]).name == name for name, room in unvisited.items())
     titles = [room["display_name"] for room in header["rooms"]]
     assert not {room["display_name"] for room in unvisited.values()} & set(titles)
+
+
+def test_rooms_are_places_named_as_a_reader_writes_them(tmp_path):
+    # issue 30, item 10: detective prints its titles as "<< Mayor's house >>" (its start room without
+    # the markup), and keeps a limbo and a help menu among its rooms: names without the markup, and no
+    # room the walkthrough never enters is offered unvisited.
+    session = JerichoSession(rom_path("detective.z5"), None, "walkthrough", record_valid_actions=False)
+    header = read_episode(record_episode(session, WalkthroughAgent(session.env.get_walkthrough()), tmp_path, 8)).header
+    names = [room["display_name"] for room in header["rooms"] + header["unvisited_rooms"]]
+    assert "Mayor's house" in names and "Chief's office" in names
+    assert not [name for name in names if "<" in name or name in ("Limbo", "Help system")]
 
 
 def test_nameable_unvisited_rooms_share_no_words_with_another_room():
