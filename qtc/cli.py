@@ -13,7 +13,7 @@ from .commands import (answer, compare, compile, demo, export, generate, import_
                        score, show, sql)
 from .commands._options import flag
 from .errors import InvalidOption, UserError
-from .processes import interrupt_on_sigterm
+from .processes import interrupt_on_sigterm, interrupted
 
 # Each module defines COMMAND (its name), HELP, add_arguments(parser) and run(args) -> exit code. The
 # order is the workflow's: record episodes (or import another harness's), load them, check templates,
@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as error:
         print(f"qtc {args.command}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except BaseException as error:  # Ctrl-C or SIGTERM, which a library may have turned into its own error
+        if not (isinstance(error, KeyboardInterrupt) or isinstance(error, Exception) and interrupted()):
+            raise
         print(f"qtc {args.command}: interrupted", file=sys.stderr)
         return 130
 
