@@ -145,14 +145,15 @@ def traces(tmp_path_factory) -> list[Path]:
 
 def _generate_campaign(name: str, traces: list[Path], folder: Path, *flags: str, env: dict | None = None,
                        own_group: bool = True) -> None:
+    def arguments(out: Path, *extra: str) -> list[str]:
+        return ["generate", "--traces", *map(str, traces), "--out", str(out), "--force", "--quiet",
+                "--max-per-template", "4", *extra]
+
     out = folder / "qa.jsonl"
-    argv = lambda: ["generate", "--traces", *map(str, traces), "--out", str(out), "--force", "--quiet",  # noqa: E731
-                    "--max-per-template", "4", *flags]
-    campaign = Campaign(name, argv, env, own_group)
+    campaign = Campaign(name, lambda: arguments(out, *flags), env, own_group)
     reference_folder = folder / "reference"
     reference_folder.mkdir()
-    code, stderr = Campaign("reference", lambda: [*argv()[:4], str(reference_folder / "qa.jsonl"), *argv()[5:9],
-                                                  "--jobs", "1"]).run_whole()
+    code, stderr = Campaign("reference", lambda: arguments(reference_folder / "qa.jsonl", "--jobs", "1")).run_whole()
     assert code == 0, stderr
     expected = {name: (reference_folder / name).read_bytes() for name in ("qa.jsonl", "qa.summary.json")}
     code, stderr = campaign.run_whole()
