@@ -22,7 +22,7 @@ class Diagnostic:
     hint: str | None = None
 
     def render(self, source: str) -> str:
-        lines = source.splitlines()
+        lines = source.split("\n")  # qtc's lines: never splitlines, which also breaks at U+2028, form feeds...
         line_text = lines[self.span.line - 1] if 0 < self.span.line <= len(lines) else ""
         width = len(str(self.span.line))
         start = self.span.column

@@ -4,6 +4,7 @@ next process over the same templates (cached_library)."""
 
 from __future__ import annotations
 
+import bisect
 import pickle
 import re
 import sys
@@ -91,13 +92,15 @@ def load_library(paths: list[str | Path]) -> Library:
         except RecursionError:
             file_diagnostics.append(Diagnostic(name, Span(1, 1, 1, 1), TOO_DEEP, TOO_DEEP_HINT))
             continue
-        headers = [(m.group(1), text.count("\n", 0, m.start()) + 1) for m in _TEMPLATE_HEADER.finditer(text)]
-        file_results = [TemplateResult(template_id, name, line) for template_id, line in headers]
+        file_results = [TemplateResult(template_id, name, line) for template_id, line in _headers(text)]
+        by_place = {(r.line, r.id): r for r in file_results}
+        starts = [r.line for r in file_results]
         for diagnostic in syntax_errors:
-            owner = _owner(file_results, diagnostic.span.line)
+            # The template whose text holds the error's line: the last one that starts at or before it.
+            owner = file_results[before - 1] if (before := bisect.bisect_right(starts, diagnostic.span.line)) else None
             (owner.diagnostics if owner else file_diagnostics).append(diagnostic)
         for template in templates:
-            result = next((r for r in file_results if r.line == template.span.line and r.id == template.id), None)
+            result = by_place.get((template.span.line, template.id))
             if result is None:  # a header the line scan missed: after a '}' on the same line
                 result = TemplateResult(template.id, name, template.span.line)
                 file_results.append(result)
@@ -154,10 +157,14 @@ def _compiler_digest() -> str:
                                                                        path.read_bytes())))
 
 
-def _owner(results: list[TemplateResult], line: int) -> TemplateResult | None:
-    """The template whose text holds `line`: the last one that starts at or before it."""
-    before = [r for r in results if r.line <= line]
-    return before[-1] if before else None
+def _headers(text: str) -> list[tuple[str, int]]:
+    """Each template header's id and line, in one pass over `text`."""
+    headers, line, counted_to = [], 1, 0
+    for match in _TEMPLATE_HEADER.finditer(text):
+        line += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        headers.append((match.group(1), line))
+    return headers
 
 
 def _report_duplicate_ids(results: list[TemplateResult]) -> None:

@@ -1,17 +1,23 @@
 """Parse .qtpl text into AST templates, with every syntax error reported (not just the first).
 
 Lark's LALR parser stops at the first error, so the parser recovers by itself: each template is
-parsed on its own (the rest of the file blanked out, so line and column numbers stay exact), and after
-an error the clause that holds it is blanked and the template parsed again, until it parses.
+parsed on its own (its text alone, its positions moved to its place in the file afterwards, so that a
+file of N templates takes N times one template's time), and after an error the clause that holds it is
+blanked and the template parsed again, until it parses.
+
+Lines end at "\n" (the file is read with universal newlines, so "\r\n" and "\r" are "\n" by then), and
+blank is what the grammar's WS is: never Python's wider `splitlines` and `strip`, which also break and
+strip at form feeds, U+001C-U+001E, U+0085, U+2028 and the like, characters the grammar refuses.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 from importlib.resources import files
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast as A
@@ -22,6 +28,7 @@ CLAUSE_KEYWORDS = ("env", "category", "difficulty", "answer_type", "param", "let
 _CLAUSE_START = re.compile(r"^[ \t]*(%s)\b" % "|".join(CLAUSE_KEYWORDS))
 _TEMPLATE_START = re.compile(r"^template\b", re.MULTILINE)
 _MAX_RECOVERIES = 50
+BLANK = " \t\f\r\n"  # the grammar's WS
 _SINGLE_CLAUSES = ("env", "category", "difficulty", "answer_type", "answer", "accept", "choices")
 _LIST_CLAUSES = {"param": "params", "let": "lets", "require": "requires", "question": "questions",
                  "adversarial": "adversarials"}
@@ -57,10 +64,11 @@ def _unquote(token: Token) -> str:
 class _ToAst(Transformer):
     """Lark tree to AST nodes. Clauses become (kind, payload) pairs that `template` assembles."""
 
-    def __init__(self, path: str, source: str):
+    def __init__(self, path: str, source: str, first_line: int):
         super().__init__()
         self.path = path
-        self.source = source
+        self.source = source  # the text of the file from line first_line on
+        self.first_line = first_line
 
     # ---- templates and clauses ----
     def start(self, meta, templates):
@@ -72,7 +80,7 @@ class _ToAst(Transformer):
     def template(self, meta, children):
         (template_id, id_span), *clauses = children
         span = _span_of_meta(meta)
-        lines = self.source.splitlines()[span.line - 1:span.end_line]
+        lines = self.source.split("\n")[span.line - self.first_line:span.end_line - self.first_line + 1]
         template = A.Template(id=template_id, path=self.path, span=id_span, source="\n".join(lines))
         for kind, payload in clauses:
             if kind in _SINGLE_CLAUSES:
@@ -287,8 +295,9 @@ def _syntax_diagnostic(path: str, error: UnexpectedInput, masked: str) -> Diagno
         return Diagnostic(path, A.Span(error.line, error.column, error.line, error.column + 1),
                           f"unexpected character {char!r}", hint)
     if _at_end_of_file(error):
-        last_line = masked.rstrip().count("\n") + 1
-        last_col = len(masked.rstrip().splitlines()[-1]) + 1 if masked.strip() else 1
+        code = masked.rstrip(BLANK)
+        last_line = code.count("\n") + 1
+        last_col = len(code) - code.rfind("\n")
         return Diagnostic(path, A.Span(last_line, last_col, last_line, last_col + 1),
                           f"unexpected end of file; expected {_describe_expected(error.expected)}",
                           "is a closing '}' missing?" if "RBRACE" in error.expected else None)
@@ -324,7 +333,7 @@ def _clause_to_blank(masked: str, error_line: int, error_column: int) -> tuple[i
     if not before:
         return None
     start_line = before[-1]
-    first_col = len(lines[error_line - 1]) - len(lines[error_line - 1].lstrip()) + 1
+    first_col = len(lines[error_line - 1]) - len(lines[error_line - 1].lstrip(BLANK)) + 1
     if start_line == error_line and error_column == first_col and len(before) > 1:
         # The parser noticed at the next clause's keyword: the previous clause is the broken one.
         start_line = before[-2]
@@ -336,14 +345,14 @@ def _clause_to_blank(masked: str, error_line: int, error_column: int) -> tuple[i
     # Never blank a template's closing brace.
     segment = masked[offsets[start_line - 1]:end]
     brace = segment.rfind("}") if not after else -1
-    if brace >= 0 and segment[brace:].strip() == "}":
+    if brace >= 0 and segment[brace:].strip(BLANK) == "}":
         end = offsets[start_line - 1] + brace
     return offsets[start_line - 1], end
 
 
 def _template_chunks(text: str) -> list[tuple[int, int]]:
     starts = [m.start() for m in _TEMPLATE_START.finditer(text)]
-    if not starts or text[:starts[0]].strip() and _has_code(text[:starts[0]]):
+    if not starts or _has_code(text[:starts[0]]):
         starts = [0, *starts]
     bounds = starts + [len(text)]
     return [(bounds[i], bounds[i + 1]) for i in range(len(starts))]
@@ -377,25 +386,26 @@ def _unclosed_brackets(path: str, masked: str) -> tuple[str, list[Diagnostic]]:
             end = offsets[stop] if stop < len(offsets) else len(masked)
             segment = masked[offsets[first]:end]
             brace = segment.rfind("}")
-            if brace >= 0 and not segment[brace + 1:].strip():
+            if brace >= 0 and not segment[brace + 1:].strip(BLANK):
                 end = offsets[first] + brace
             masked = _blank(masked, offsets[first], end)
     return masked, diagnostics
 
 
 def _has_code(text: str) -> bool:
-    return any(line.strip() and not line.strip().startswith("#") for line in text.splitlines())
+    return any(line.strip(BLANK) and not line.strip(BLANK).startswith("#") for line in text.split("\n"))
 
 
 def parse_source(path: str, text: str) -> tuple[list[A.Template], list[Diagnostic]]:
     """Every template in `text` that parses, and a diagnostic for every syntax error."""
     templates: list[A.Template] = []
     diagnostics: list[Diagnostic] = []
+    lines_before, counted_to = 0, 0
     for start, end in _template_chunks(text):
-        masked = _blank(_blank(text, 0, start), end, len(text))
-        errors_before = len(diagnostics)
-        masked, bracket_errors = _unclosed_brackets(path, masked)
-        diagnostics.extend(bracket_errors)
+        lines_before += text.count("\n", counted_to, start)
+        counted_to = start
+        chunk = text[start:end]  # starts a line: its columns are the file's, its lines lines_before fewer
+        masked, chunk_errors = _unclosed_brackets(path, chunk)
         tree = None
         for _ in range(_MAX_RECOVERIES):
             try:
@@ -403,17 +413,35 @@ def parse_source(path: str, text: str) -> tuple[list[A.Template], list[Diagnosti
                 break
             except UnexpectedInput as error:
                 diagnostic = _syntax_diagnostic(path, error, masked)
-                diagnostics.append(diagnostic)
+                chunk_errors.append(diagnostic)
                 if _at_end_of_file(error):
                     break
                 region = _clause_to_blank(masked, diagnostic.span.line, diagnostic.span.column)
                 if region is None:
                     break
                 masked = _blank(masked, *region)
+        diagnostics += [replace(d, span=_moved(d.span, lines_before)) for d in chunk_errors]
         # A template with syntax errors is not checked further: its clauses are partial.
-        if tree is not None and len(diagnostics) == errors_before:
+        if tree is not None and not chunk_errors:
+            _move_positions(tree, lines_before)
             try:
-                templates.extend(_ToAst(path, text).transform(tree))
+                templates.extend(_ToAst(path, chunk, lines_before + 1).transform(tree))
             except VisitError as error:  # a bug in this module, not in the template: let it surface
                 raise error.orig_exc from error
     return templates, diagnostics
+
+
+def _moved(span: A.Span, lines: int) -> A.Span:
+    return A.Span(span.line + lines, span.column, span.end_line + lines, span.end_column)
+
+
+def _move_positions(tree: Tree, lines: int) -> None:
+    """Move the positions of a chunk's parse tree `lines` down, to their lines in the file."""
+    for subtree in tree.iter_subtrees():
+        if not subtree.meta.empty:
+            subtree.meta.line += lines
+            subtree.meta.end_line += lines
+        for child in subtree.children:
+            if isinstance(child, Token):
+                child.line += lines
+                child.end_line += lines

@@ -13,7 +13,7 @@ from .commands import (answer, compare, compile, demo, export, generate, import_
                        score, show, sql)
 from .commands._options import flag
 from .errors import InvalidOption, UserError
-from .processes import interrupt_on_sigterm
+from .processes import interrupt_on_sigterm, interrupted
 
 # Each module defines COMMAND (its name), HELP, add_arguments(parser) and run(args) -> exit code. The
 # order is the workflow's: record episodes (or import another harness's), load them, check templates,
@@ -49,19 +49,23 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, modules = build_parser()
-    args = parser.parse_args(argv)
-    interrupt_on_sigterm()
+    command = "qtc"  # until the arguments are read: Ctrl-C may come while the parser is built
     try:
+        parser, modules = build_parser()
+        args = parser.parse_args(argv)
+        command = f"qtc {args.command}"
+        interrupt_on_sigterm()
         return modules[args.command].run(args)
     except InvalidOption as error:  # the library names the option's field; the user typed its flag
-        print(f"qtc {args.command}: error: {flag(error.field)} {error.message}", file=sys.stderr)
+        print(f"{command}: error: {flag(error.field)} {error.message}", file=sys.stderr)
         return 2
     except UserError as error:
-        print(f"qtc {args.command}: error: {error}", file=sys.stderr)
+        print(f"{command}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"qtc {args.command}: interrupted", file=sys.stderr)
+    except BaseException as error:  # Ctrl-C or SIGTERM, which a library may have turned into its own error
+        if not (isinstance(error, KeyboardInterrupt) or isinstance(error, Exception) and interrupted()):
+            raise
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -1,5 +1,5 @@
-"""Atomic file writes: a reader sees the old file or the whole new one, never half of one; and JSONL
-lines, as every qtc output writes them.
+"""Atomic file writes: a reader sees the old file or the whole new one, never half of one; JSONL
+lines, as every qtc output writes them; and the check that a file to read is a regular file.
 
 The new file gets the permissions any other tool would give it (0666 less the umask); a temporary file
 from `tempfile` alone would be 0600, unreadable to the rest of a group sharing the outputs.
@@ -11,9 +11,12 @@ import contextlib
 import glob
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterator
+
+from qtc.errors import UserError
 
 
 def _umask() -> int:
@@ -86,3 +89,10 @@ def jsonl_line(value, sort_keys: bool = False) -> str:
     for raw, escaped in _RAW_LINE_BREAKS.items():
         text = text.replace(raw, escaped)
     return text + "\n"
+
+
+def require_regular_file(path: Path, what: str) -> None:
+    """A UserError unless `path` (which exists) is a regular file: opening a FIFO waits for a writer (or,
+    to append, for a reader), and a device never ends. `what` names the file expected ("a trace file")."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise UserError(f"{path}: not {what} (a folder, a FIFO or a device)")

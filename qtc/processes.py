@@ -59,14 +59,31 @@ def stop_pool(executor) -> None:
         manager.join()
 
 
+_stopped: list[int] = []  # the signals that asked this process to stop
+
+
+def _interrupted(signum, frame) -> None:
+    _stopped.append(signum)
+    raise KeyboardInterrupt
+
+
 def _terminated(signum, frame) -> None:
     for child in multiprocessing.active_children():
         if child.pid is not None:
             os.kill(child.pid, signal.SIGINT)
-    raise KeyboardInterrupt
+    _interrupted(signum, frame)
 
 
 def interrupt_on_sigterm() -> None:
-    """From now on, SIGTERM stops this process as Ctrl-C does (where it can be set: the main thread)."""
+    """From now on, SIGTERM stops this process as Ctrl-C does (where it can be set: the main thread), and
+    both are remembered (`interrupted`). A Ctrl-C that a process was started to ignore stays ignored."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted)
+
+
+def interrupted() -> bool:
+    """Whether Ctrl-C or SIGTERM asked this process to stop: a library may catch the KeyboardInterrupt
+    raised then and raise something else (DuckDB's 'Query interrupted', a RuntimeError)."""
+    return bool(_stopped)

@@ -8,10 +8,11 @@ paths (a shared file system); nothing else travels but the statements and the ro
 
 from __future__ import annotations
 
+import os
 import socket
+import tempfile
 from dataclasses import replace
 from pathlib import Path
-
 
 from qtc.errors import UserError
 
@@ -40,7 +41,7 @@ class RayCluster:
         self.episodes, files = read_episodes(sources)
         _check_reachable(address)
         try:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            _connect(ray, address)
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise UserError(f"cannot connect to the Ray cluster at {address}: {str(error).splitlines()[0]}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
@@ -66,6 +67,9 @@ class RayCluster:
             except ray.exceptions.RayTaskError as error:
                 if isinstance(error.cause, UserError):
                     raise UserError(str(error.cause)) from None
+                if isinstance(error.cause, ray.exceptions.RaySystemError):  # the task's arguments not read
+                    raise UserError(f"the Ray workers cannot read qtc's tasks ({str(error.cause).splitlines()[0]}): "
+                                    "every node needs qtc installed, the version this driver runs") from None
                 raise
             except ray.exceptions.RayError as error:  # the worker or its node died, twice
                 raise UserError(f"a Ray worker died running shard {number + 1} of {len(self.shards)} "
@@ -77,6 +81,20 @@ class RayCluster:
 
     def close(self) -> None:
         self.ray.shutdown()  # this driver's connection; the cluster stays up
+
+
+def _connect(ray, address: str) -> None:
+    """ray.init from an empty folder. Ray puts the driver's working directory first on every worker's
+    sys.path (for a script's own modules): run in a checkout's folder, the workers would import its qtc/
+    folder (the command line only: pyproject.toml maps dsl/ and runtime/ into the package) instead of the
+    installed qtc, and fail with "No module named 'qtc.runtime'"."""
+    home = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="qtc-ray-driver-") as empty:
+        os.chdir(empty)
+        try:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        finally:
+            os.chdir(home)
 
 
 def _check_reachable(address: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from qtc.errors import UserError
-from qtc.files import jsonl_line
+from qtc.files import jsonl_line, require_regular_file
 
 from qtc.runtime.trace.format import _parse_line
 
@@ -44,6 +44,7 @@ def read_log(path: Path, *, repair: bool = False,
     path = Path(path)
     if not path.exists():
         return LogContents()
+    require_regular_file(path, "a JSONL file")
     data = path.read_bytes()
     complete, _, tail = data.rpartition(b"\n")
     try:
@@ -84,6 +85,8 @@ class AppendLog:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            require_regular_file(self.path, "a JSONL file")
         self._stream = self.path.open("a", encoding="utf-8")
 
     def append(self, records: list[dict]) -> None:

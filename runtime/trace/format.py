@@ -25,7 +25,7 @@ from qtc.dsl import crafter_data, schema
 from qtc.dsl import types as T
 from qtc.errors import UserError
 
-from qtc.files import jsonl_line, write_text_atomic
+from qtc.files import jsonl_line, require_regular_file, write_text_atomic
 
 FORMAT = "qtc-trace"
 FORMAT_VERSION = schema.FORMAT_VERSION
@@ -367,8 +367,7 @@ def trace_files(paths) -> tuple[list[Path], list[Path]]:
         else:
             raise UserError(f"{path}: no such file or directory")
     for path in complete:
-        if not path.is_file():  # reading a FIFO would wait for a writer
-            raise UserError(f"{path}: not a trace file (a folder, a FIFO or a device)")
+        require_regular_file(path, "a trace file")
     return complete, partial
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import glob
 import os
-import stat
 from pathlib import Path
 
 import duckdb
 
 from qtc.errors import UserError
+from qtc.files import require_regular_file
 
 # Set when a connection is made, before it runs anything.
 _SAFE_CONFIG = {"enable_external_access": False, "autoload_known_extensions": False,
@@ -36,8 +36,7 @@ def check_duckdb_file(path: Path) -> None:
     """A UserError unless `path` is missing, empty (DuckDB makes a database of it) or a DuckDB database;
     a FIFO or a device is refused unopened (opening a FIFO waits for a writer)."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise UserError(f"{path}: not a database file (a folder, a FIFO or a device)")
+        require_regular_file(path, "a database file")
         with open(path, "rb") as file:
             head = file.read(12)
     except FileNotFoundError:

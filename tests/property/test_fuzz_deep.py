@@ -6,8 +6,9 @@ traces of both games (`fuzzing.corrupted`) go through `qtc load` and, when they 
 with the whole library. Each command runs through the command line's code path in this process, and
 one input in QTC_FUZZ_SUBPROCESS_EVERY again as the `qtc` a user runs, to show its exit code and stderr.
 
-A finding is a traceback; a refusal without its place (a template's file:line:column, a trace's
-file:line); a template that compiles and then fails to generate; a trace that loads and then fails to
+A finding is a traceback; a refusal without its place (a template's file:line:column, with that line of
+the file quoted below it; a trace's file:line); a template file that compiles though the grammar
+refuses it; a template that compiles and then fails to generate; a trace that loads and then fails to
 generate. Each kind is counted once per place, its first input kept in QTC_FUZZ_KEEP; the run fails if
 there is any, and prints (and writes to QTC_FUZZ_REPORT, as JSON) its figures.
 """
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from support.fuzzing import (BLOCKS, Outcome, corrupted, message_shape, mutated, run_in_process, run_subprocess,
-                             unplaced_errors)
+from support.fuzzing import (BLOCKS, Outcome, corrupted, grammar_refuses, message_shape, mutated, run_in_process,
+                             run_subprocess, unplaced_errors)
 from support.strategies import seeded_episode, write_episodes
 
 from qtc.runtime.trace.format import read_header
@@ -140,6 +141,11 @@ def test_template_mutants_get_positioned_errors_or_generate(tmp_path):
                              outcome.stderr)
         if outcome.code != 0:
             findings.outcomes[f"compile exit {outcome.code}"] += 1
+            continue
+        refused = grammar_refuses(text)
+        if refused:
+            findings.finding("compiled, though the grammar refuses it", message_shape(refused, path), number, text,
+                             refused)
             continue
         findings.outcomes["compiled"] += 1
         horizon = ["--horizon", str(chance.randint(1, EPISODE_STEPS + 2))] if chance.random() < 0.25 else []

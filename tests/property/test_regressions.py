@@ -70,6 +70,35 @@ def test_a_carriage_return_ends_a_line_of_a_template():
     assert code == 1 and ":4:8: error: " in stderr and not unplaced_errors(stderr, text), stderr
 
 
+TEMPLATE = ("template crafter.t {\n  env crafter\n  category single_hop\n  answer_type action\n"
+            "  param t: steps.step\n  question \"At {{ t }}?\"\n  answer steps[$t].action\n  evidence $t\n}\n")
+
+
+@pytest.mark.parametrize("text", [
+    TEMPLATE.replace("steps[$t].action", "steps[$t].action\x0b"),  # refused at line 7: quoted from line 6
+    TEMPLATE.replace("}\n", "  # \x1cnote (\n"),  # the end of file at a line after the comment
+    TEMPLATE.replace("action\n  param", "action\u2028\n  param"),
+], ids=["vertical-tab", "file-separator-in-a-comment", "line-separator"])
+def test_a_diagnostic_quotes_its_own_line_whatever_python_takes_for_a_line_break(text):
+    """Issue 32, item 11, found by the mutant fuzz: a diagnostic quoted the line Python's splitlines
+    counted (breaking at U+000B, U+001C, U+2028...) where the parser counts '\\n' only."""
+    from support.fuzzing import compile_text
+
+    assert compile_text(text)[0] == 1
+    assert_reported(text)
+
+
+@pytest.mark.parametrize("junk", ["\x1c", "\xa0", "\u3000"])
+def test_a_character_before_the_first_template_that_python_calls_blank_is_an_error(junk):
+    """Issue 32, item 11: the text before the first template was read as blank by Python's strip, which
+    takes U+001C, U+00A0 and U+3000 for blanks the grammar does not: the file compiled (exit 0)."""
+    from support.fuzzing import compile_text
+
+    code, stderr, _ = compile_text(junk + "\n" + TEMPLATE)
+    assert code == 1 and f":1:1: error: unexpected character {junk!r}" in stderr, stderr
+    assert_reported(junk + "\n" + TEMPLATE)
+
+
 @pytest.mark.parametrize("count, refused", [(2**63 - 1, False), (2**63, True)])
 def test_an_inventory_count_beyond_64_bits_is_refused_with_its_line_and_field(tmp_path, count, refused):
     """Found by the deep fuzz run: a Crafter inventory (an object kept as JSON by the fast reader) with a

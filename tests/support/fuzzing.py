@@ -169,15 +169,38 @@ def compile_text(text: str) -> tuple[int, str, int]:
 
 
 def unplaced_errors(stderr: str, text: str) -> list[str]:
-    """The error lines of `qtc compile`'s stderr that do not name a place within `text` (file:line:column),
-    or a placeholder if there is no error line at all. Lines are counted as qtc reads the file: "\r\n",
-    "\r" and "\n" each end one."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
-    errors = [line for line in stderr.splitlines() if ": error: " in line]
-    placed = [ERROR_LINE.match(line) for line in errors]
-    return [line for line, match in zip(errors, placed)
-            if not (match and 1 <= int(match["line"]) <= lines and int(match["column"]) >= 1)] or \
-        ([] if errors else ["(no error line)"])
+    """The error lines of `qtc compile`'s stderr that do not name a place within `text` (file:line:column)
+    or do not quote that line of `text` below, or a placeholder if there is no error line at all. Lines
+    are counted as qtc reads the file: "\r\n", "\r" and "\n" each end one (and nothing else: not U+2028,
+    a form feed or U+001C, where Python's splitlines would break)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    printed = stderr.split("\n")
+    errors = [(line, printed[i + 1] if i + 1 < len(printed) else "") for i, line in enumerate(printed)
+              if ": error: " in line]
+    unplaced = []
+    for line, quoted in errors:
+        match = ERROR_LINE.match(line)
+        number = int(match["line"]) if match else 0
+        if not (match and 1 <= number <= len(lines) and int(match["column"]) >= 1
+                and quoted == f" {number} | {lines[number - 1]}"):
+            unplaced.append(line)
+    return unplaced if errors else ["(no error line)"]
+
+
+def grammar_refuses(text: str) -> str | None:
+    """Lark's own error for `text` parsed whole by qtc's grammar (what the parser's recovery must also
+    find), or None if the grammar takes it."""
+    from lark.exceptions import UnexpectedInput
+
+    from qtc.dsl.parse import _parser
+
+    try:
+        _parser().parse(text.replace("\r\n", "\n").replace("\r", "\n"))
+    except UnexpectedInput as error:
+        return str(error).split("\n")[0]
+    except RecursionError:  # nested past Python's recursion: qtc refuses it as too deep
+        return "nested too deeply"
+    return None
 
 
 def assert_reported(text: str) -> None:
@@ -187,6 +210,8 @@ def assert_reported(text: str) -> None:
         assert not unplaced_errors(stderr, text), stderr
     if code == 2:  # a file with no template at all
         assert "no .qtpl templates found" in stderr or "error:" in stderr, stderr
+    if code == 0:
+        assert grammar_refuses(text) is None, f"compiled, but the grammar refuses it: {grammar_refuses(text)}"
 
 
 STEP_COLUMNS = [c.name for c in schema.JERICHO_STEPS.recorded_columns]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 import time
 
 import pytest
@@ -191,6 +192,26 @@ def test_an_out_file_that_is_not_an_answers_file_is_refused_untouched(tmp_path, 
         assert answer(qa, [crafter_trace_dir], "http://127.0.0.1:9/v1", notes) == 2
         assert notes.read_bytes() == data, name
         assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_fifo_or_a_folder_given_as_out_or_log_is_refused_without_waiting(tmp_path, crafter_db, crafter_trace_dir,
+                                                                           capsys):
+    records = crafter_questions(crafter_db, 1)
+    qa = write_jsonl(tmp_path / "qa.jsonl", records)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    unblock = threading.Timer(30, lambda: open(fifo, "wb").close())  # ends a hang only
+    unblock.start()
+    try:
+        with ChatCompletionServer(policy_for(records)) as server:
+            for out, extra in [(fifo, ()), (tmp_path, ()), (tmp_path / "answers.jsonl", ("--log-requests", str(fifo)))]:
+                assert answer(qa, [crafter_trace_dir], server.url, out, *extra) == 2
+                refused = fifo if extra else out
+                assert capsys.readouterr().err == (f"qtc answer: error: {refused}: not a JSONL file "
+                                                   "(a folder, a FIFO or a device)\n")
+        assert not (tmp_path / "answers.jsonl").exists() and not server.requests
+    finally:
+        unblock.cancel()
 
 
 # Random broken replies: a well-formed reply, cut, spliced, its values replaced.

@@ -3,7 +3,9 @@ shards as Ray tasks give the bytes of one process; a trace that fails in a task,
 nothing answers at, are messages (fixtures: conftest.py; skipped without Ray: pip install 'qtc[ray]').
 
 The command runs in a process of its own, as a user runs it: Ray reads its settings (the cluster's
-token) from the environment once, when it is imported.
+token) from the environment once, when it is imported. It runs in the repository's folder, and the
+cluster's workers have qtc installed from a wheel, not editable: Ray puts the driver's folder first on
+the workers' sys.path, where a checkout's qtc/ folder (without qtc.runtime) would hide the installed one.
 """
 
 from __future__ import annotations
@@ -14,22 +16,23 @@ import sys
 
 import pytest
 
-from support.ray_head import LocalRayCluster
+from support.paths import REPO
+from support.ray_head import LocalRayCluster, regular_install
 from support.recordings import SMALL_RUN_FLAGS
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'qtc[ray]'): the --ray tests need it")
 
 
 @pytest.fixture(scope="module")
-def ray_cluster() -> LocalRayCluster:
-    cluster = LocalRayCluster()
+def ray_cluster(tmp_path_factory) -> LocalRayCluster:
+    cluster = LocalRayCluster(python=str(regular_install(tmp_path_factory.mktemp("installed"))))
     yield cluster
     cluster.stop()
 
 
 def qtc(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "qtc.cli", *args], env={**os.environ, **(env or {})},
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=REPO)
 
 
 def test_shards_as_ray_tasks_write_the_bytes_of_one_process(tmp_path, ray_cluster, small_traces,
