@@ -1,18 +1,25 @@
-"""The compiler's speed targets, measured in one run on this machine (the compiler IR issue):
+"""The speed targets of issue 34, each printed beside its figure, measured in one run on this machine:
 
-    python bench/bench_targets.py [--traces DIR...] [--steps 10000] [--rounds 3]
+    python bench/bench_targets.py [--traces DIR...] [--emembench PATH [--venv DIR] [--many DIR]]
+                                  [--steps 10000] [--rounds 3]
 
+- against EMemBench's hand-written generators (with --emembench PATH, a checkout; bench_emembench.py):
+  CPU seconds on the same traces at the same question count, each set of --traces (default: the 30
+  scripted Crafter episodes and the Jericho walkthroughs bench/bench_compiler.py records), and per
+  episode on --many (300 or more Crafter episodes).
+- one long episode: `qtc generate` on the scripted agent's Crafter episode of --steps steps (the first
+  of seeds 0-19 that lives that long, recorded into out/bench/long/ once): its CPU seconds and peak
+  memory (the child's maximum resident set), and the growth of its marginal cost from 0.4 x --steps to
+  --steps steps: the exponent b of (T(n) - T(0)) ~ n^b, T(0) the cost on the same seed's first 10 steps
+  (start-up and the fixed cost of each statement), fitted over 0.4, 0.7 and 1 x --steps.
 - generate / load: `qtc generate` (whole standard library, default options) against `qtc load` of the
-  same trace files into a database, each a fresh process, taken in turn round by round; the minimum
-  of the rounds of each, and their ratio.
-- one long episode: `qtc generate` on one Crafter episode of --steps steps, the scripted agent's (the
-  first of seeds 0-19 that lives that long, recorded into out/bench/long/ once); its time and its peak
-  memory (the child's maximum resident set).
-- compile: parse, check and compile of the whole standard library in this process, first call and
-  the best of the next five.
+  same trace files into a database, CPU seconds of each, fresh processes taken in turn.
+- start-up: the CPU seconds `qtc generate` spends before its first statement (bench_startup.py), on
+  one short Crafter episode, its compiled library cached.
+- --jobs 2 against --jobs 1 on the first set of traces: wall seconds (the point of --jobs is wall time).
 
-Without --traces it uses the episodes bench/bench_compiler.py records (out/bench/compiler/), recording
-them if they are missing. Reports only; nothing here is a test.
+Every figure is the median of --rounds rounds, the measures of a round taken in turn, each in a fresh
+process. Reports only; nothing here is a test.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,81 +35,136 @@ import time
 from pathlib import Path
 
 from bench_compiler import ROOT, record
+from bench_emembench import HOW_TO_GET, compare_with_emembench, has_generators
+from bench_startup import until_first_statement
 
 from qtc.commands import play
 from qtc.commands._stages import run_command
 from qtc.runtime.trace.format import read_header
 
 QTC = [sys.executable, "-m", "qtc.cli"]
+SHORT = 10  # steps of the episode whose cost stands for the fixed cost of a run
+GROWTH = (0.4, 0.7, 1.0)  # the lengths of the growth fit, as parts of --steps
 
 
-def timed(command: list[str]) -> tuple[float, int]:
-    """Seconds and peak resident memory (bytes) of `command` run in a fresh process of its own."""
+def measured(command: list[str], cwd: Path) -> tuple[float, float, int]:
+    """CPU seconds (user + system), wall seconds and peak resident memory (bytes) of `command` run in a
+    fresh process of its own (through a probe process, so that the peak is this command's alone)."""
     probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
              "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", probe, *command], check=True, capture_output=True, text=True).stdout
-    seconds, kilobytes = out.split()
-    return float(seconds), int(kilobytes) * 1024
+             "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
+             "print(r.ru_utime + r.ru_stime, time.perf_counter() - t, r.ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", probe, *command], check=True, capture_output=True, text=True,
+                         cwd=cwd).stdout
+    cpu, wall, kilobytes = out.split()
+    return float(cpu), float(wall), int(kilobytes) * 1024
 
 
-def generate_over_load(traces: list[Path], folder: Path, rounds: int) -> None:
-    best = {"load": math.inf, "generate": math.inf}
+def generate(traces: list[Path], out: Path, *options: str) -> tuple[float, float, int]:
+    # In the output's folder: `python -m` puts the current folder first on sys.path.
+    return measured([*QTC, "generate", "--traces", *map(str, traces), "--out", str(out), "--quiet", "--force",
+                     *options], out.parent)
+
+
+def medians(rounds: int, measures: dict) -> dict[str, tuple]:
+    """Each measure (a function of the round's number) run once a round, in turn; the medians, part by part."""
+    found: dict[str, list] = {name: [] for name in measures}
     for number in range(rounds):
-        database = folder / f"load{number}.duckdb"
-        best["load"] = min(best["load"], timed([*QTC, "load", *map(str, traces), "--db", str(database)])[0])
-        out = folder / f"qa{number}.jsonl"
-        best["generate"] = min(best["generate"], timed([*QTC, "generate", "--traces", *map(str, traces),
-                                                        "--out", str(out), "--quiet"])[0])
-    print(f"generate / load, {len(traces)} paths: load {best['load']:.2f} s, generate {best['generate']:.2f} s, "
-          f"generate/load {best['generate'] / best['load']:.2f}", flush=True)
+        for name, measure in measures.items():
+            found[name].append(measure(number))
+    return {name: tuple(statistics.median(part) for part in zip(*values)) for name, values in found.items()}
 
 
-def surviving_episode(steps: int, folder: Path) -> Path:
-    """The trace of the first of the scripted agent's seeds 0-19 that lives `steps` steps."""
-    for seed in range(20):
-        out = folder / f"seed{seed}-{steps}"
-        run_command(play, ["crafter", "--agent", "scripted", "--seed", str(seed), "--max-steps", str(steps),
+def scripted_episode(steps: int, folder: Path, seed: int | None = None) -> Path:
+    """The trace of the scripted agent's episode of `steps` steps: of `seed`, or of the first of seeds
+    0-19 that lives that long."""
+    for candidate in [seed] if seed is not None else range(20):
+        out = folder / f"seed{candidate}-{steps}"
+        run_command(play, ["crafter", "--agent", "scripted", "--seed", str(candidate), "--max-steps", str(steps),
                            "--out", str(out), "--quiet"])
         trace = next(out.glob("*.jsonl"))
-        if read_header(trace)["n_steps"] == steps:
+        if read_header(trace)["n_steps"] == steps or seed is not None:
             return trace
     raise SystemExit(f"none of the scripted agent's seeds 0-19 lives {steps} steps")
 
 
-def long_episode_run(steps: int, folder: Path) -> None:
-    trace = surviving_episode(steps, ROOT / "out" / "bench" / "long")
-    seconds, peak = timed([*QTC, "generate", "--traces", str(trace), "--out", str(folder / "long.jsonl"), "--quiet"])
-    print(f"one Crafter episode of {steps} steps ({trace.name}): generate {seconds:.1f} s, "
-          f"peak memory {peak / 2**30:.2f} GB", flush=True)
+def long_episode(steps: int, rounds: int, folder: Path) -> list[tuple[str, str]]:
+    recorded = ROOT / "out" / "bench" / "long"
+    longest = scripted_episode(steps, recorded)
+    seed = read_header(longest)["seed"]
+    lengths = [round(part * steps) for part in GROWTH]
+    traces = {n: scripted_episode(n, recorded, seed) for n in [SHORT, *lengths]}
+    got = medians(rounds, {n: lambda number, n=n: generate([traces[n]], folder / f"long{n}-{number}.jsonl")
+                           for n in traces})
+    fixed = got[SHORT][0]
+    # Least squares of log(T(n) - T(0)) on log(n).
+    xs = [math.log(n) for n in lengths]
+    ys = [math.log(max(got[n][0] - fixed, 1e-9)) for n in lengths]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    slope = (sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
+             / sum((x - mean_x) ** 2 for x in xs))
+    cpu, _, peak = got[steps]
+    costs = ", ".join(f"{n}: {got[n][0]:.1f} s" for n in [SHORT, *lengths])
+    return [(f"one Crafter episode of {steps} steps (scripted, seed {seed}): <= 10 s CPU, <= 500 MB peak",
+             f"{cpu:.1f} s CPU, {peak / 2**20:.0f} MB peak"),
+            (f"growth of the marginal cost from {lengths[0]} to {steps} steps: exponent <= 1.1",
+             f"b = {slope:.2f} (CPU {costs})")]
 
 
-def compile_library() -> None:
-    from qtc.dsl.library import load_library
-    started = time.perf_counter()
-    load_library([ROOT / "templates"])
-    first = time.perf_counter() - started
-    best = math.inf
-    for _ in range(5):
-        started = time.perf_counter()
-        library = load_library([ROOT / "templates"])
-        best = min(best, time.perf_counter() - started)
-    print(f"compile of the standard library ({len(library.compiled)} templates, in process): first "
-          f"{first * 1000:.0f} ms, best of 5 {best * 1000:.0f} ms", flush=True)
+def generate_over_load(traces: list[Path], rounds: int, folder: Path) -> list[tuple[str, str]]:
+    got = medians(rounds, {
+        "load": lambda number: measured([*QTC, "load", *map(str, traces), "--db", str(folder / f"load{number}.duckdb")],
+                                        folder),
+        "generate": lambda number: generate(traces, folder / f"qa{number}.jsonl")})
+    load, gen = got["load"][0], got["generate"][0]
+    return [("`qtc generate` / `qtc load` of the same files <= 3",
+             f"{gen / load:.2f} ({gen:.1f} s / {load:.1f} s CPU)")]
+
+
+def start_up(rounds: int, folder: Path) -> list[tuple[str, str]]:
+    trace = scripted_episode(SHORT, ROOT / "out" / "bench" / "long", 0)
+    until_first_statement(None, [str(trace)], folder / "warm.jsonl")  # fills the compiled-library cache
+    cpu = statistics.median(until_first_statement(None, [str(trace)], folder / f"start{number}.jsonl")[0]
+                            for number in range(rounds))
+    return [("start-up: CPU before the first statement, compiled library cached, <= 0.25 s", f"{cpu:.2f} s")]
+
+
+def jobs(traces: list[Path], rounds: int, folder: Path) -> list[tuple[str, str]]:
+    got = medians(rounds, {n: lambda number, n=n: generate(traces, folder / f"jobs{n}-{number}.jsonl", "--jobs", str(n))
+                           for n in (1, 2)})
+    one, two = got[1][1], got[2][1]
+    return [("`--jobs 2` never slower than `--jobs 1` on 2 cores", f"{two / one:.2f} ({two:.1f} s / {one:.1f} s wall)")]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces", nargs="*", type=Path)
+    parser.add_argument("--emembench", type=Path, help="a checkout of InternLM/EMemBench")
+    parser.add_argument("--venv", type=Path, help="the EMemBench generators' virtual environment")
+    parser.add_argument("--many", type=Path, help="a folder of 300 or more Crafter episodes, compared with "
+                                                  "EMemBench's generator per episode")
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    traces = args.traces or record(ROOT / "out" / "bench" / "compiler", 30)
+    sets = [path.resolve() for path in args.traces or record(ROOT / "out" / "bench" / "compiler", 30)]
+    started = time.perf_counter()
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-    compile_library()
+    results = []
     with tempfile.TemporaryDirectory() as tmp:
-        generate_over_load(traces, Path(tmp), args.rounds)
-        long_episode_run(args.steps, Path(tmp))
+        folder = Path(tmp)
+        if not has_generators(args.emembench):
+            print(HOW_TO_GET)
+        else:
+            for traces in [*sets, *filter(None, [args.many])]:
+                results += compare_with_emembench(traces, args.emembench, args.venv, args.rounds)
+        results += long_episode(args.steps, args.rounds, folder)
+        results += generate_over_load(sets, args.rounds, folder)
+        results += start_up(args.rounds, folder)
+        results += jobs(sets[:1], args.rounds, folder)
+    print(f"\n| target | measured (load average {os.getloadavg()[0]:.1f}, {time.perf_counter() - started:.0f} s) |")
+    print("|---|---:|")
+    for target, figure in results:
+        print(f"| {target} | {figure} |")
     return 0
 
 

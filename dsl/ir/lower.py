@@ -37,8 +37,8 @@ from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
-from .sample import (SEED_SQL, cut_sql, domain_sample_sql, kcol, keyed_top_n_sql, numbered_sql, sample_sql,
-                     value_key, value_keys_sql)
+from .sample import (SEED_SQL, cut_sql, domain_sample_sql, frame_sql, kcol, keyed_top_n_sql, numbered_sql,
+                     pair_starts_sql, positions_sql, sample_sql, value_key, value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
@@ -63,6 +63,7 @@ class _Lowering:
         self.carried_keys: dict[str, set[str]] = {}  # component node -> parameters whose value keys its rows carry
         self.numbered: dict[str, list[str]] = {}  # sample node -> its numbered components (domain draws)
         self.degenerate = degenerate_kinds(self.template)
+        self.pairs: dict[str, tuple[str, tuple[int, int]]] = {}  # frame component -> its domain and bounds
 
     def run(self) -> TemplateIR:
         lo, t = self.lo, self.template
@@ -128,7 +129,8 @@ class _Lowering:
             domain = self._not_degenerate(name, lo.domain(adversarial.domain if override else param.domain))
             domains[name] = domain
             condition = param.condition
-            frame = self._frame(param, bound, domains, domain) if partial and not override else None
+            bounds = self._frame(param, bound, domains, domain) if partial and not override else None
+            frame = None if bounds is None else frame_sql(domain, bound[0], name, bounds)
             # In the domain order, a component of several parameters may be a product that sampling
             # must enumerate: its rows carry each value's key, computed once per domain row.
             keyed = self.sampling == "domain" and len(names) > 1 and frame is None
@@ -157,6 +159,8 @@ class _Lowering:
             card = CARD_N if len(bound) == 1 or frame is not None else CARD_PRODUCT
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
         self.carried_keys[partial] = carried
+        if frame is not None:  # the component is the pairs of the frame alone
+            self.pairs[partial] = (domain, bounds)
         return partial
 
     def _not_degenerate(self, name: str, domain: str) -> str:
@@ -169,10 +173,10 @@ class _Lowering:
             f"SELECT * FROM {domain} WHERE v NOT IN ({', '.join(map(sql_string, sorted(kinds)))})"),
             self.lo.node_card(domain), f"domain of {name}, less the kinds counted once by construction", fence=True)
 
-    def _frame(self, param: A.Param, bound: list[str], domains: dict[str, str], domain: str) -> str | None:
-        """`$R - $L in a..b` with L the component's only parameter so far and both drawn from the same
-        domain: each L's partners R as one RANGE window frame, linear in the domain (a band join would
-        compare every pair of the episode)."""
+    def _frame(self, param: A.Param, bound: list[str], domains: dict[str, str], domain: str) -> tuple[int, int] | None:
+        """The bounds (a, b) of `$R - $L in a..b` with L the component's only parameter so far and both
+        drawn from the same domain: each L's partners R are then one RANGE window frame (frame_sql), linear
+        in the domain (a band join would compare every pair of the episode)."""
         c = param.condition
         if not (isinstance(c, A.In) and not c.negated and isinstance(c.item, A.Binary) and c.item.op == "-"
                 and isinstance(c.item.left, A.ParamRef) and c.item.left.name == param.name
@@ -182,13 +186,7 @@ class _Lowering:
                     isinstance(b, A.Literal) and type(b.value) is int for b in (c.container.low, c.container.high))):
             return None
         low, high = c.container.low.value, c.container.high.value
-        if low > high:
-            return None
-        bound_sql = [f"{abs(x)} {'FOLLOWING' if x >= 0 else 'PRECEDING'}" for x in (low, high)]
-        first = bound[0]
-        return (f"SELECT episode_id, v AS {pcol(first)}, unnest(qtc_partners) AS {pcol(param.name)} FROM "
-                f"(SELECT episode_id, v, list(v) OVER (PARTITION BY episode_id ORDER BY v RANGE BETWEEN "
-                f"{bound_sql[0]} AND {bound_sql[1]}) AS qtc_partners FROM {domain})")
+        return None if low > high else (low, high)
 
     def _sample(self, side: str, components: list[str], groups: list[list[str]], domains: dict[str, str]) -> str:
         order = list(self.params)
@@ -199,9 +197,7 @@ class _Lowering:
         crossed = sum(not self._listed(group) for group in groups) > 1
         numbered = None
         if self.sampling == "domain" and order and (linear or crossed):
-            numbered = [(self.lo.add("num", "sample", tuple(group), numbered_sql(node, group),
-                                     self.lo.node_card(node), f"component {', '.join(group)} numbered", fence=True),
-                         group) for node, group in zip(components, groups)]
+            numbered = [self._numbered(node, group) for node, group in zip(components, groups)]
             sql = domain_sample_sql(numbered, order, stream)
         elif self.sampling == "domain" and order:
             carried = set().union(*(self.carried_keys.get(node, set()) for node in components))
@@ -214,8 +210,21 @@ class _Lowering:
         sample = self.lo.add(f"s_{side}_", "sample", tuple(order), sql, "O(cap)" if capped else CARD_PRODUCT,
                              f"sampled bindings ({side})", fence=True)
         if numbered is not None:
-            self.numbered[sample] = [name for name, _ in numbered]
+            self.numbered[sample] = [name for name, _, _ in numbered]
         return sample
+
+    def _numbered(self, node: str, group: list[str]) -> tuple[str, list[str], str | None]:
+        """A component numbered for domain draws, with its parameters and, for the pairs of a frame, its
+        domain's values numbered (a pair is then found by prefix sums, not numbered itself)."""
+        lo, names = self.lo, ", ".join(group)
+        if node not in self.pairs:
+            return (lo.add("num", "sample", tuple(group), numbered_sql(node, group), lo.node_card(node),
+                           f"component {names} numbered", fence=True), group, None)
+        domain, bounds = self.pairs[node]
+        return (lo.add("num", "sample", tuple(group[:1]), pair_starts_sql(domain, group[0], bounds), CARD_N,
+                       f"component {names} numbered by prefix sums of each {group[0]}'s partners", fence=True),
+                group, lo.add("pos", "sample", (), positions_sql(domain), CARD_N, f"values of {group[1]} numbered",
+                              fence=True))
 
     def _listed(self, group: list[str]) -> bool:
         """Whether a component is one parameter drawn from a list the template writes (`[1, 2, 3]`): a

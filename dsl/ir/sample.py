@@ -81,6 +81,45 @@ def numbered_sql(component: str, params: list[str]) -> str:
             f"count(*) OVER (PARTITION BY episode_id) AS qtc_n FROM {component}")
 
 
+def _offset(x: int) -> str:
+    """A RANGE frame bound `x` after the current row's value (before it where negative)."""
+    return f"{abs(x)} {'FOLLOWING' if x >= 0 else 'PRECEDING'}"
+
+
+def _over(frame: str = "") -> str:
+    return f"OVER (PARTITION BY episode_id ORDER BY v{' ' + frame if frame else ''})"
+
+
+def frame_sql(domain: str, first: str, second: str, bounds: tuple[int, int]) -> str:
+    """The pairs (first, second) of values of a domain with second - first in bounds: each value's
+    partners as one RANGE window frame."""
+    low, high = map(_offset, bounds)
+    return (f"SELECT episode_id, v AS {pcol(first)}, unnest(qtc_partners) AS {pcol(second)} FROM "
+            f"(SELECT episode_id, v, list(v) {_over(f'RANGE BETWEEN {low} AND {high}')} AS qtc_partners "
+            f"FROM {domain})")
+
+
+def pair_starts_sql(domain: str, first: str, bounds: tuple[int, int]) -> str:
+    """The pairs of frame_sql numbered without being made: each first value with partners, with how many
+    (qtc_c), the number of the first of its pairs in the canonical (first, second) order (qtc_s, a prefix
+    sum of the counts), the position among the domain's sorted values of its first partner (qtc_p0: the
+    values up to the frame's end less those inside it) and the episode's number of pairs (qtc_n). The
+    pair numbered i is then (first, the value at position qtc_p0 + i - qtc_s) for the row with the largest
+    qtc_s <= i: what numbered_sql would number i, at the cost of the domain rather than of its pairs."""
+    low, high = map(_offset, bounds)
+    counted = (f"SELECT episode_id, v, count(*) {_over(f'RANGE BETWEEN {low} AND {high}')} AS qtc_c, "
+               f"count(*) {_over(f'RANGE BETWEEN UNBOUNDED PRECEDING AND {high}')} AS qtc_upto FROM {domain}")
+    summed = (f"SELECT episode_id, v AS {pcol(first)}, qtc_c, qtc_upto - qtc_c AS qtc_p0, "
+              f"sum(qtc_c) {_over('ROWS UNBOUNDED PRECEDING')} - qtc_c AS qtc_s, "
+              f"sum(qtc_c) OVER (PARTITION BY episode_id) AS qtc_n FROM ({counted})")
+    return f"SELECT * FROM ({summed}) WHERE qtc_c > 0"
+
+
+def positions_sql(domain: str) -> str:
+    """A domain's values numbered 0..n-1 per episode in sorted order (qtc_pos)."""
+    return f"SELECT episode_id, v, row_number() {_over()} - 1 AS qtc_pos FROM {domain}"
+
+
 def _sizes(numbered: list[str]) -> tuple[str, str]:
     """The episodes with the size of each numbered component (qtc_n0, qtc_n1, ...), and their product."""
     sizes = " JOIN ".join(f"(SELECT episode_id, any_value(qtc_n) AS qtc_n{i} FROM {name} GROUP BY episode_id)"
@@ -88,11 +127,12 @@ def _sizes(numbered: list[str]) -> tuple[str, str]:
     return sizes, " * ".join(f"qtc_n{i}" for i in range(len(numbered)))
 
 
-def domain_sample_sql(numbered: list[tuple[str, list[str]]], params: list[str], stream: str) -> str:
+def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], params: list[str], stream: str) -> str:
     """The first `cap` bindings of each episode in the seeded permutation of its product's indexes;
-    `numbered` are the components numbered by numbered_sql, with their parameters; `stream` names the
-    template and side, so each draws its own permutation."""
-    sizes, product = _sizes([name for name, _ in numbered])
+    `numbered` are the components, each with its parameters and None where numbered_sql numbered it, or,
+    for the pairs of a frame (pair_starts_sql), its domain's values numbered (positions_sql); `stream`
+    names the template and side, so each draws its own permutation."""
+    sizes, product = _sizes([name for name, _, _ in numbered])
     kept = ", ".join(f"qtc_n{i}" for i in range(len(numbered)))
     # h: half the bits of the permutation's domain 2^2h >= N (the float log2 corrected where it is short).
     bits = "CAST(ceil(log2(qtc_N)) AS BIGINT)"
@@ -114,14 +154,22 @@ def domain_sample_sql(numbered: list[tuple[str, list[str]]], params: list[str], 
     permuted = (f"SELECT episode_id, {kept}, qtc_N, qtc_j, (qtc_l << qtc_h) | qtc_r AS qtc_k FROM ({rounds})")
     chosen = (f"SELECT * FROM ({permuted}) WHERE qtc_k < qtc_N "
               f"QUALIFY row_number() OVER (PARTITION BY episode_id ORDER BY qtc_j) <= {CAP_SQL}")
-    joins = []
-    for i, (name, _) in enumerate(numbered):
-        stride = " * ".join(f"d.qtc_n{later}" for later in range(i + 1, len(numbered))) or "1"
-        joins.append(f"JOIN {name} c{i} ON c{i}.episode_id = d.episode_id AND c{i}.qtc_i = (d.qtc_k // ({stride})) "
-                     f"% d.qtc_n{i}")
-    owner = {p: i for i, (_, ps) in enumerate(numbered) for p in ps}
-    columns = ", ".join(["d.episode_id", *(f"c{owner[p]}.{pcol(p)}" for p in params)])
-    return f"SELECT {columns} FROM ({chosen}) d {' '.join(joins)}"
+    # Each component's index in the draw, read mixed-radix.
+    indexes = ", ".join(f"(qtc_k // ({' * '.join(f'qtc_n{later}' for later in range(i + 1, len(numbered))) or '1'}))"
+                        f" % qtc_n{i} AS qtc_x{i}" for i in range(len(numbered)))
+    joins, columns = [], ["d.episode_id"]
+    for i, (name, group, positions) in enumerate(numbered):
+        if positions is None:
+            joins.append(f"JOIN {name} c{i} ON c{i}.episode_id = d.episode_id AND c{i}.qtc_i = d.qtc_x{i}")
+            continue
+        joins.append(f"ASOF JOIN {name} c{i} ON c{i}.episode_id = d.episode_id AND d.qtc_x{i} >= c{i}.qtc_s "
+                     f"JOIN {positions} r{i} ON r{i}.episode_id = d.episode_id "
+                     f"AND r{i}.qtc_pos = c{i}.qtc_p0 + d.qtc_x{i} - c{i}.qtc_s")
+    owner = {p: (i, group, positions) for i, (_, group, positions) in enumerate(numbered) for p in group}
+    for p in params:
+        i, group, positions = owner[p]
+        columns.append(f"r{i}.v AS {pcol(p)}" if positions is not None and p == group[1] else f"c{i}.{pcol(p)}")
+    return f"SELECT {', '.join(columns)} FROM (SELECT *, {indexes} FROM ({chosen})) d {' '.join(joins)}"
 
 
 def cut_sql(samples: list[tuple[str, list[str] | None]]) -> str:

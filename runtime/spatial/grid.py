@@ -239,6 +239,10 @@ class MapHistory:
         """The version of the map before `step`: how many changing steps come before it."""
         return bisect_left(self._steps, step)
 
+    def versions(self, steps: np.ndarray) -> np.ndarray:
+        """`version` of each of `steps`, at once."""
+        return np.searchsorted(self._steps, steps, side="left")
+
     def at(self, version: int) -> tuple[np.ndarray, np.ndarray]:
         """(known, materials) of a version."""
         if version < self._version:
@@ -272,6 +276,10 @@ class CrafterMaps:
         self.index = {name: i for i, name in enumerate(names)}
         self.initial = initial  # (width, height) material ids at reset
         self.positions = positions  # step -> (x, y) before the step's action
+        last = max(positions, default=-1)
+        self._at = np.full((last + 1, 2), -1, dtype=np.int64)  # positions by step; (-1, -1) where none
+        if positions:
+            self._at[list(positions)] = list(positions.values())
         self.walkable = np.isin(np.arange(len(names)),  # material id -> whether the player walks on it
                                 [self.index[m] for m in crafter_data.WALKABLE if m in self.index])
         everything = np.ones(initial.shape, dtype=bool)
@@ -305,28 +313,57 @@ class CrafterMaps:
     def _search(self, cells: str, version: int, material: str) -> MaterialSearch:
         return MaterialSearch(self._versions(cells, version), self.index[material], material in crafter_data.WALKABLE)
 
-    def _asked(self, step: int, material: str, cells: str) -> tuple | None:
-        """What a nearest-cells question depends on: the map version, the material and the position."""
-        version = self._history(cells).version(step)
-        if step not in self.positions or material not in self.index:
-            return None
-        return cells, version, material, self.positions[step]
+    def _asked(self, steps: np.ndarray, materials: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, list[tuple]]:
+        """What the nearest-cells questions of rows (step, material, cells) depend on, found for all the
+        rows at once: the distinct (cells, map version, material, position) asked, in version order, and
+        for each row the index of its own among them (-1 for a row outside the episode or of a material
+        the episode never had)."""
+        asked = np.full(len(steps), -1, dtype=np.int64)
+        keys: list[tuple] = []
+        inside = (steps >= 0) & (steps < len(self._at))
+        x, y = np.full(len(steps), -1, dtype=np.int64), np.full(len(steps), -1, dtype=np.int64)
+        x[inside], y[inside] = self._at[steps[inside]].T
+        names, material = np.unique(materials, return_inverse=True)
+        codes = np.array([self.index.get(name, -1) for name in names.tolist()], dtype=np.int64)[material]
+        width, height = self.initial.shape
+        for kind in np.unique(cells).tolist():
+            history = self._history(kind)
+            rows = np.flatnonzero((cells == kind) & (x >= 0) & (codes >= 0))
+            # One integer per (version, material, position), so that equal questions are answered once.
+            combined = ((history.versions(steps[rows]) * len(self.names) + codes[rows]) * width + x[rows]) * height + y[rows]
+            distinct, which = np.unique(combined, return_inverse=True)
+            asked[rows] = which + len(keys)
+            for key in distinct.tolist():
+                rest, cell_y = divmod(key, height)
+                rest, cell_x = divmod(rest, width)
+                version, code = divmod(rest, len(self.names))
+                keys.append((kind, version, self.names[code], (cell_x, cell_y)))
+        return asked, keys
 
-    # ---- the questions, as of before `step`; None outside the episode ----
+    @staticmethod
+    def _spread(asked: np.ndarray, answers: list) -> np.ndarray:
+        """Each row's answer from the answers of the distinct questions (None where none was asked)."""
+        found = np.fromiter([*answers, None], dtype=object, count=len(answers) + 1)
+        return found[asked]  # -1 reads the None at the end
 
-    def distance(self, step: int, material: str, cells: str) -> int | None:
-        """Moves from the player to the nearest cell of `material`."""
-        asked = self._asked(step, material, cells)
-        return None if asked is None else self._distances(*asked)
+    # ---- the questions, as of before each row's step; None outside the episode ----
 
-    def nearest(self, step: int, material: str, cells: str) -> NearestAnswers | None:
-        """The nearest cells of `material` from the player: how far, every shortest route as (dx, dy) to
-        where it ends, and the one direction they all lie in (None if they do not)."""
-        asked = self._asked(step, material, cells)
-        found = None if asked is None else self._nearest(*asked)
+    def distances(self, steps: np.ndarray, materials: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """Moves from the player to the nearest cell of the material, a row each."""
+        asked, keys = self._asked(steps, materials, cells)
+        return self._spread(asked, [self._distances(*key) for key in keys])
+
+    def nearest(self, steps: np.ndarray, materials: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """The nearest cells of the material from the player, a row each: how far, every shortest route
+        as (dx, dy) to where it ends, and the one direction they all lie in (None if they do not)."""
+        asked, keys = self._asked(steps, materials, cells)
+        return self._spread(asked, [self._answers(key) for key in keys])
+
+    def _answers(self, key: tuple) -> NearestAnswers | None:
+        found = self._nearest(*key)
         if found is None:
             return None
-        x, y = asked[3]
+        x, y = key[3]
         directions = {direction_of(tx - x, ty - y) for tx, ty in found.targets}
         return NearestAnswers(found.distance, [(gx - x, gy - y) for gx, gy in found.goals],
                               directions.pop() if len(directions) == 1 else None)

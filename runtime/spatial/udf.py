@@ -97,26 +97,35 @@ class SpatialData:
                                                     episode).fetchall()))
 
 
+def _each(method: Callable) -> Callable:
+    """A primitive answered row by row: each distinct row once, in step order (so that each version of
+    the state is built once, moving forward)."""
+    def rows(state, *columns: np.ndarray) -> list:
+        asked = list(zip(*(column.tolist() for column in columns)))
+        answers = {row: method(state, *row) for row in sorted(dict.fromkeys(asked), key=itemgetter(0))}
+        return [answers[row] for row in asked]
+    return rows
+
+
 def _nearest_answer(convert: Callable[[NearestAnswers], object]) -> Callable:
     """A primitive reading one part of the nearest-cells answers."""
-    def part(maps: CrafterMaps, step, material, cells):
-        found = maps.nearest(step, material, cells)
-        return None if found is None else convert(found)
+    def part(maps: CrafterMaps, steps, materials, cells) -> list:
+        return [None if found is None else convert(found) for found in maps.nearest(steps, materials, cells).tolist()]
     return part
 
 
 def _graph_method(method: Callable) -> Callable:
     """A RoomGraph method as a primitive: the graph of the episode as of the step, then the method."""
-    return lambda history, step, *args: method(history.graph_before(step), *args)
+    return _each(lambda history, step, *args: method(history.graph_before(step), *args))
 
 
-# Each answers one row: the episode's state, then the row's arguments after the episode.
+# Each answers the rows of one episode: the episode's state, then a column (numpy array) per argument.
 IMPLEMENTATIONS: dict[str, Callable] = {
-    "nearest_distance": CrafterMaps.distance,
+    "nearest_distance": CrafterMaps.distances,
     "nearest_routes": _nearest_answer(lambda found: [{"dx": dx, "dy": dy} for dx, dy in found.routes]),
     "nearest_direction": _nearest_answer(lambda found: found.direction),
-    "walk_terrain": CrafterMaps.walk,
-    "next_to": CrafterMaps.beside,
+    "walk_terrain": _each(CrafterMaps.walk),
+    "next_to": _each(CrafterMaps.beside),
     "path_length": _graph_method(RoomGraph.path_length),
     "rooms_within": _graph_method(RoomGraph.rooms_within),
     "reachable_within": _graph_method(RoomGraph.reachable_within),
@@ -126,30 +135,48 @@ IMPLEMENTATIONS: dict[str, Callable] = {
 }
 
 
+def _valid(column: pa.Array) -> np.ndarray:
+    """Whether each value of an Arrow column is not null (read from its validity bitmap)."""
+    if not column.null_count:
+        return np.ones(len(column), dtype=bool)
+    bits = np.unpackbits(np.frombuffer(column.buffers()[0], dtype=np.uint8), bitorder="little",
+                         count=column.offset + len(column))
+    return bits[column.offset:].astype(bool)
+
+
+def _values(column: pa.Array, ty: T.Type) -> np.ndarray:
+    """An Arrow column as a numpy array: integers as int64 (0 where null), lists as tuples, others as objects."""
+    if isinstance(ty, T.ListOf):
+        return np.fromiter((None if v is None else tuple(v) for v in column.to_pylist()), dtype=object,
+                           count=len(column))
+    values = column.to_numpy(zero_copy_only=False)
+    if ty.storage == "BIGINT":
+        return np.where(_valid(column), values, 0).astype(np.int64)
+    return values.astype(object)
+
+
 def _vectorised(primitive: Primitive, data: SpatialData) -> Callable:
-    """The primitive over Arrow columns: one result per row, null where any input is null."""
+    """The primitive over Arrow columns: one result per row, null where any input is null. The rows are
+    split by episode with numpy, and each episode's rows go to its implementation in one call."""
     answer = IMPLEMENTATIONS[primitive.name]
     result_type = _arrow_type(primitive.returns)
-    list_columns = [i for i, (_, ty) in enumerate(primitive.args, start=1) if isinstance(ty, T.ListOf)]
+    types = [T.STRING, *(ty for _, ty in primitive.args), *[T.STRING] * len(primitive.kwargs)]
 
-    def call(*columns: pa.Array) -> pa.Array:
-        values = [column.to_pylist() for column in columns]
-        for i in list_columns:  # as tuples, so that equal rows are answered once
-            values[i] = [None if value is None else tuple(value) for value in values[i]]
-        rows = list(zip(*values))  # (episode, arguments...)
-        by_episode: dict[str, list[tuple]] = {}
-        for row in dict.fromkeys(rows):
-            if None not in row:
-                by_episode.setdefault(row[0], []).append(row)
-        answers: dict[tuple, object] = {}
-        for episode, asked in by_episode.items():
+    def call(*columns: pa.Array | pa.ChunkedArray) -> pa.Array:
+        columns = [column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column for column in columns]
+        results = np.full(len(columns[0]), None, dtype=object)
+        rows = np.flatnonzero(np.logical_and.reduce([_valid(column) for column in columns]))
+        values = [_values(column, ty)[rows] for column, ty in zip(columns, types)]
+        episodes, which = np.unique(values[0], return_inverse=True)
+        order = np.argsort(which, kind="stable")
+        for episode, these in zip(episodes.tolist(), np.split(order, np.cumsum(np.bincount(which))[:-1])):
             loaded = data.episode(primitive.env, episode)
             if loaded.state is None:
                 continue
-            asked.sort(key=itemgetter(1))  # in step order, each version is built once, moving forward
             with loaded.lock:
-                answers.update((row, answer(loaded.state, *row[1:])) for row in asked)
-        return pa.array([answers.get(row) for row in rows], type=result_type)
+                found = answer(loaded.state, *(column[these] for column in values[1:]))
+            results[rows[these]] = np.fromiter(found, dtype=object, count=len(these))
+        return pa.array(results.tolist(), type=result_type)
     # DuckDB reads the arity from the signature: one column per argument, the episode id first.
     names = ["episode_id", *(name for name, _ in primitive.args), *primitive.kwargs]
     call.__signature__ = inspect.Signature(

@@ -94,7 +94,7 @@ def test_nearest_matches_brute_force(grid, material, everything_known):
     else:
         assert (found.distance, list(found.goals), list(found.targets)) == expected
     if everything_known:  # the answers a template reads, through the episode's maps
-        answers = maps.nearest(1, material, "all")
+        answers = nearest_one(maps, 1, material, "all")
         if expected is None:
             assert answers is None
         else:
@@ -155,8 +155,13 @@ def maps_of(text: str, position, changes=(), views=()) -> CrafterMaps:
                        {step: position for step in range(1, 10)}, np.array(views, dtype=np.int64).reshape(-1, 4))
 
 
+def nearest_one(maps: CrafterMaps, step: int, material: str, cells: str):
+    """The nearest-cells answers of one row."""
+    return maps.nearest(np.array([step]), np.array([material], dtype=object), np.array([cells], dtype=object))[0]
+
+
 def answers(maps: CrafterMaps, step: int, material: str, cells: str = "all"):
-    found = maps.nearest(step, material, cells)
+    found = nearest_one(maps, step, material, cells)
     return None if found is None else (found.distance, found.routes, found.direction)
 
 
