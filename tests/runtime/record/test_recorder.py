@@ -114,7 +114,7 @@ def test_an_error_or_ctrl_c_in_the_with_block_finishes_the_file_as_qtc_play_woul
 
 
 def test_bad_options_are_one_line_errors(tmp_path, zork1_rom):
-    for game, options, message in (("chess", {}, "unknown game 'chess' (one of crafter, jericho)"),
+    for game, options, message in (("chess", {}, "unknown game 'chess' (one of crafter, jericho, textworld)"),
                                    ("jericho", {}, "rom is needed"),
                                    ("jericho", {"rom": zork1_rom, "frames": True}, "frames is for Crafter"),
                                    ("crafter", {"rom": zork1_rom}, "rom is for Jericho"),
