@@ -2,6 +2,8 @@
 (many fresh examples): `HYPOTHESIS_PROFILE=deep python -m pytest tests/` (docs/testing.md).
 
 A property test states its example count for CI through `examples(n)`; the deep profile multiplies it.
+A test over fixed cases (caps, seeds, horizons) runs a sample of them in CI and all of them when deep,
+through `cases(ci, deep)`: the default run stays well under 15 minutes on two cores.
 """
 
 from __future__ import annotations
@@ -23,3 +25,9 @@ settings.load_profile(PROFILE)
 def examples(n: int) -> settings:
     """Settings for a property test run on `n` examples in CI (and DEPTH times as many when deep)."""
     return settings(max_examples=n * DEPTH[PROFILE])
+
+
+def cases(ci: tuple, deep: tuple) -> tuple:
+    """The cases a test runs: `ci` in the default profile, `deep` (a superset) in the deep one."""
+    assert set(ci) <= set(deep)
+    return deep if PROFILE == "deep" else ci

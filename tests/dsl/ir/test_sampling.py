@@ -2,8 +2,8 @@
 worked out here in Python from MD5 (a Feistel permutation of the product's indexes), on hand-written
 episodes. Compat's streaming top-N aggregate keeps exactly the bindings that sorting every binding by
 the seeded hash order would keep (the window form, which caps beyond DuckDB's top-N limit use), row
-for row on rich episodes of both games and on the real recorded episodes, for caps 1, 3 and 16, with
-two seeds. In both orders a larger cap keeps every binding a smaller one kept, and where a statement
+for row on rich episodes of both games and on the real recorded episodes (cap 3, seed 42 and a horizon
+in CI; caps 1, 3 and 16, two seeds, with and without a horizon in the deep profile). In both orders a larger cap keeps every binding a smaller one kept, and where a statement
 says the cap cut no sample of a side, a larger cap gives that side the very same rows."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import itertools
 
 from support.ground_truth import library, store_of, templates_for
 from support.handmade import compile_source, make_db, template
+from support.hypothesis_profiles import cases
 from support.strategies import seeded_episode
 
 from qtc.dsl.compile import statement
@@ -21,7 +22,8 @@ from qtc.dsl.compile import statement
 from qtc.dsl.ir.emit import emit
 from qtc.dsl.ir.lower import CUT_COLUMN, lower
 
-CAPS = (1, 3, 16)
+CAPS = cases(ci=(3,), deep=(1, 3, 16))
+SEEDS = cases(ci=(42,), deep=(42, 7))
 RICH_SEEDS = {"jericho": (3,), "crafter": (5, 6)}
 
 
@@ -61,12 +63,12 @@ def test_the_top_n_aggregate_keeps_the_bindings_of_the_hash_order_on_rich_episod
     store = store_of([seeded_episode(env, seed) for seed in RICH_SEEDS[env]])
     store.con.execute("RESET VARIABLE qtc_horizon")
     for compiled in templates_for(env):
-        for seed in (42, 7):
+        for seed in SEEDS:
             assert_same_rows(store.con, compiled, cap, seed)
 
 
 def test_the_top_n_aggregate_keeps_the_bindings_of_the_hash_order_on_recorded_episodes(trace_db):
-    for horizon in (None, 12):
+    for horizon in cases(ci=(12,), deep=(None, 12)):
         trace_db.execute("RESET VARIABLE qtc_horizon" if horizon is None else f"SET VARIABLE qtc_horizon = {horizon}")
         for compiled in library():
             assert_same_rows(trace_db, compiled, 16, 42)

@@ -20,6 +20,7 @@ import pytest
 from support.handmade import template
 from support.strategies import TraceEpisode, jericho_episode, truncated, write_episodes
 from support.paths import TEMPLATES
+from support.recordings import SAMPLE_LIBRARY
 from qtc.cli import main
 from qtc.dsl import ast as A
 from qtc.dsl import schema
@@ -37,6 +38,7 @@ from qtc.runtime.trace.format import read_episode
 from qtc.runtime.trace.store import open_store
 
 FAST = ["--max-per-template", "6", "--quiet"]  # small caps keep each run to a few seconds
+SAMPLE = ["--templates", *SAMPLE_LIBRARY]  # for what does not depend on the templates asked
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +115,9 @@ def test_same_inputs_and_seed_give_the_same_bytes_whatever_the_file_order(tmp_pa
 
 
 def test_parquet_holds_the_same_records_and_is_reproducible(tmp_path, crafter_trace_dir):
-    jsonl = generate(tmp_path / "qa.jsonl", [crafter_trace_dir], *FAST)
-    parquet = generate(tmp_path / "qa.parquet", [crafter_trace_dir], *FAST)
-    generate(tmp_path / "again.parquet", [crafter_trace_dir], *FAST)
+    jsonl = generate(tmp_path / "qa.jsonl", [crafter_trace_dir], *SAMPLE, *FAST)
+    parquet = generate(tmp_path / "qa.parquet", [crafter_trace_dir], *SAMPLE, *FAST)
+    generate(tmp_path / "again.parquet", [crafter_trace_dir], *SAMPLE, *FAST)
     assert (tmp_path / "qa.parquet").read_bytes() == (tmp_path / "again.parquet").read_bytes()
     for row in parquet:
         row["bindings"] = {k: v for k, v in row["bindings"].items() if v is not None}
@@ -200,17 +202,17 @@ def test_a_question_whose_text_fails_to_render_is_left_out_with_a_warning(tmp_pa
            "text failed to render: SecurityError: repeating a value past 10000 items" in capsys.readouterr().err
 
 
-def test_an_output_made_with_other_options_is_not_replaced_without_force(tmp_path, trace_dirs, fast_set, capsys):
+def test_an_output_made_with_other_options_is_not_replaced_without_force(tmp_path, trace_dirs, capsys):
     """(With the same options it is replaced: test_same_inputs_and_seed_give_the_same_bytes_...)"""
-    out = copy_of_fast_set(tmp_path, fast_set)
-    first = read_jsonl(out)
-    assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
+    out = tmp_path / "qa.jsonl"
+    first = generate(out, trace_dirs, *SAMPLE, *FAST)
+    assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *SAMPLE, *FAST, "--seed", "7"]) == 2
     assert "qa.jsonl was generated with other options (seed 42 -> 7); give --force" in capsys.readouterr().err
     assert read_jsonl(out) == first
-    other_seed = generate(out, trace_dirs, *FAST, "--seed", "7", "--force")
+    other_seed = generate(out, trace_dirs, *SAMPLE, *FAST, "--seed", "7", "--force")
     assert {r["id"] for r in other_seed} != {r["id"] for r in first}  # another seed asks other questions
     (tmp_path / "qa.summary.json").unlink()  # as a run killed between the set and its summary leaves it
-    assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *FAST, "--seed", "7"]) == 2
+    assert main(["generate", "--traces", *map(str, trace_dirs), "--out", str(out), *SAMPLE, *FAST, "--seed", "7"]) == 2
     assert "has no readable summary beside it" in capsys.readouterr().err
 
 
@@ -430,7 +432,7 @@ def test_a_true_premise_is_dropped_and_counted(tmp_path, crafter_trace_dir, trac
 
 def test_caps_per_template_and_per_category_and_the_adversarial_ratio(tmp_path, trace_dirs):
     out = tmp_path / "qa.jsonl"
-    records = generate(out, trace_dirs, "--max-per-template", "5", "--per-category", "12",
+    records = generate(out, trace_dirs, *SAMPLE, "--max-per-template", "5", "--per-category", "12",
                        "--adversarial-ratio", "0.4", "--quiet")
     per_template = Counter(r["template_id"] for r in records)
     per_category = Counter(r["category"] for r in records)

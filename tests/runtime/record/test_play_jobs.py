@@ -15,18 +15,18 @@ def _files(folder) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("game", ["crafter", "jericho"])
 def test_episodes_recorded_in_parallel_are_those_of_one_process_and_resume(game, tmp_path, capsys, request):
-    flags = ["--episodes", "3", "--max-steps", "12", "--quiet"]
+    flags = ["--episodes", "2", "--max-steps", "12", "--quiet"]
     if game == "jericho":
         flags += ["--rom", str(request.getfixturevalue("zork1_rom")), "--agent", "random", "--seed", "1",
                   "--no-valid-actions"]
     assert main(["play", game, *flags, "--out", str(tmp_path / "one")]) == 0
     assert main(["play", game, *flags, "--out", str(tmp_path / "many"), "--jobs", "2"]) == 0
     one = _files(tmp_path / "one")
-    assert len(one) == 3 and _files(tmp_path / "many") == one
+    assert len(one) == 2 and _files(tmp_path / "many") == one
     (tmp_path / "many" / sorted(one)[1]).unlink()  # as if the run had stopped before it
     capsys.readouterr()
     assert main(["play", game, *flags, "--out", str(tmp_path / "many"), "--jobs", "2"]) == 0
-    assert "recorded 1 episode(s), skipped 2 already complete" in capsys.readouterr().out
+    assert "recorded 1 episode(s), skipped 1 already complete" in capsys.readouterr().out
     assert _files(tmp_path / "many") == one
 
 
