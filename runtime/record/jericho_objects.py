@@ -139,9 +139,14 @@ def clean_listed_name(line: str, keep_the: bool = False) -> str:
     return name
 
 
-# A listing that takes longer than this is taken to hang: some games loop forever listing an object
-# that cannot be carried (zork1's Round Room, objects sorcerer keeps out of play).
-PROBE_TIMEOUT = 2.0
+# A listing that takes more than this much CPU time is taken to hang: some games loop forever listing
+# an object that cannot be carried (zork1's Round Room, objects sorcerer keeps out of play). CPU time, not
+# time on the clock: on a loaded machine a listing waits for the CPU, and what a trace holds must not
+# depend on the machine's load. A listing takes milliseconds.
+PROBE_CPU_SECONDS = 2.0
+# A copy silent this long on the clock is killed too: a guard against a copy that hangs without running
+# (it never happens in a game seen so far), far above any CPU wait.
+PROBE_WALL_GUARD = 300.0
 
 
 def listed_lines(env, nums: list[int]) -> dict[int, str | None]:
@@ -172,9 +177,10 @@ def _listings(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[
     before (nothing else inside them); a chain whose listing hangs is left out.
 
     The game may loop forever listing an object, so the chains are listed in a forked copy of the
-    process, one after another, each result sent back as a JSON line; a copy that stays silent for
-    PROBE_TIMEOUT seconds is killed, its chain has no listing, and a new copy goes on with the rest.
-    `env` itself is never changed.
+    process, one after another, each result sent back as a JSON line; a copy that spends
+    PROBE_CPU_SECONDS of CPU on one chain ends (the kernel's profiling timer, whose signal's default action
+    ends a process even inside the interpreter's C code), its chain has no listing, and a new copy goes
+    on with the rest. `env` itself is never changed.
     """
     listings: dict[tuple[int, ...], list[str]] = {}
     pending = list(chains)
@@ -196,7 +202,9 @@ def _list_in_a_copy(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...],
             gc.disable()  # the copy frees nothing: collecting objects the parent owns could crash it
             os.close(read)
             with os.fdopen(write, "w") as out:
+                signal.signal(signal.SIGPROF, signal.SIG_DFL)
                 for chain in chains:
+                    signal.setitimer(signal.ITIMER_PROF, PROBE_CPU_SECONDS)  # this chain's CPU, from now
                     out.write(json.dumps(_listing(env, chain)) + "\n")
                     out.flush()
         finally:
@@ -206,7 +214,7 @@ def _list_in_a_copy(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...],
     buffer = b""
     with os.fdopen(read, "rb") as source:
         while len(found) < len(chains):
-            if not select.select([source], [], [], PROBE_TIMEOUT)[0]:
+            if not select.select([source], [], [], PROBE_WALL_GUARD)[0]:
                 os.kill(pid, signal.SIGKILL)
                 break
             chunk = os.read(source.fileno(), 65536)
