@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from . import types as T
 
 FORMAT_VERSION = 1
-ENVS = ("jericho", "crafter", "textworld")
 
 
 @dataclass(frozen=True)
@@ -453,38 +452,60 @@ EVENT_SUBJECTS = Table("event_subjects", "any", (
 ), "per episode, the plausible subjects of each event kind, and when the episode met each: false premises are "
    "those not met within the horizon; derived at load", has_step_zero=True)
 
-TABLES: tuple[Table, ...] = (
-    EPISODES, VOCAB,
+@dataclass(frozen=True)
+class Environment:
+    """What the language knows of an environment (docs/architecture.md, Adding an environment): its tables
+    (env-prefixed in DuckDB), its vocabulary kinds with the language type of their values, and for a game
+    whose rooms are numbers the table that names them (the compiler shows rooms by its display names)."""
+    name: str
+    tables: tuple[Table, ...]
+    vocab_kinds: dict[str, T.Type]
+    rooms: Table | None = None
+
+
+# The events' vocabulary kinds (dsl/events.py): `whole_event`, the kinds a question may word without their
+# subject (BROADER_THAN_RECORDED).
+EVENT_VOCAB_KINDS = {"event": T.EVENT, "whole_event": T.EVENT}
+
+# A Jericho episode's rooms are not a vocabulary of its game but the rooms table (those it entered, and
+# those a question can name).
+JERICHO = Environment("jericho", (
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
     JERICHO_INTRODUCED_ITEMS,
     JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT, JERICHO_MENTIONS,
+), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, JERICHO_ROOMS)
+
+CRAFTER = Environment("crafter", (
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,
     CRAFTER_COLLECT_RULES, CRAFTER_COLLECT_TOOLS, CRAFTER_PLACE_USES, CRAFTER_PLACE_TARGETS,
     CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE,
-    TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,
-    TEXTWORLD_SIGHTINGS, EVENTS, EVENT_SUBJECTS,
-)
-# Each text game's rooms table: rooms are numbers, shown by its display names.
-ROOM_TABLES = {"jericho": JERICHO_ROOMS, "textworld": TEXTWORLD_ROOMS}
+), {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
+    "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
+    # What the player can stand on, and what it can collect: the plausible false premises about terrain
+    # underfoot and collections.
+    "terrain": T.MATERIAL, "collectable": T.ITEM, **EVENT_VOCAB_KINDS,
+    # What a rule uses up: all that ever leaves the inventory (tools are kept).
+    "consumable": T.ITEM})
 
-# Vocabulary kinds per environment, with the language type of their values. A Jericho episode's rooms are
-# not a vocabulary of its game but the rooms table (those it entered, and those a question can name).
+TEXTWORLD = Environment("textworld", (
+    TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,
+    TEXTWORLD_SIGHTINGS,
+), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXTWORLD_ROOMS)
+
+# Every environment, by name; the tables, vocabularies and rooms below are read from these records.
+ENVIRONMENTS: dict[str, Environment] = {env.name: env for env in (JERICHO, CRAFTER, TEXTWORLD)}
+ENVS = tuple(ENVIRONMENTS)
+
+TABLES: tuple[Table, ...] = (EPISODES, VOCAB, *(t for env in ENVIRONMENTS.values() for t in env.tables),
+                             EVENTS, EVENT_SUBJECTS)
+# Each text game's rooms table: rooms are numbers, shown by its display names.
+ROOM_TABLES = {env.name: env.rooms for env in ENVIRONMENTS.values() if env.rooms is not None}
+# Vocabulary kinds per environment, with the language type of their values; `any`: what every game has,
+# for templates of every game.
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
-    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT, "whole_event": T.EVENT},
-    "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
-                "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
-                # What the player can stand on, and what it can collect: the plausible false premises
-                # about terrain underfoot and collections.
-                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT, "whole_event": T.EVENT,
-                # What a rule uses up: all that ever leaves the inventory (tools are kept).
-                "consumable": T.ITEM},
-    "textworld": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT, "whole_event": T.EVENT},
-    # What every game has, for templates of every game (env any); `whole_event`: the kinds a question may word
-    # without their subject (dsl/events.py, BROADER_THAN_RECORDED).
-    "any": {"event": T.EVENT, "whole_event": T.EVENT},
-}
+    **{env.name: env.vocab_kinds for env in ENVIRONMENTS.values()}, "any": EVENT_VOCAB_KINDS}
 
 
 def tables_for(env: str) -> dict[str, Table]:
