@@ -460,12 +460,36 @@ class Environment:
     name: str
     tables: tuple[Table, ...]
     vocab_kinds: dict[str, T.Type]
+    events: EnvironmentEvents
     rooms: Table | None = None
 
 
+@dataclass(frozen=True)
+class EnvironmentEvents:
+    """An environment's events (dsl/events.py, CONVENTIONS.md, Events; one derivation per kind in
+    runtime/trace/events.py): its kinds, a closed vocabulary (`kind == "achievment"` is refused); the
+    vocabularies (vocab kinds) each kind's plausible subjects come from (damage's are DAMAGE_CAUSES); the
+    kinds whose events, worded without their subject (`event(none)`), hold far fewer than a reader takes
+    the words to, never worded as a whole (not counted by `kind_count_between`, never a false premise by
+    themselves)."""
+    kinds: tuple[str, ...]
+    subject_vocabulary: dict[str, tuple[str, ...]]
+    broader_than_recorded: frozenset[str] = frozenset()
+
+
 # The events' vocabulary kinds (dsl/events.py): `whole_event`, the kinds a question may word without their
-# subject (BROADER_THAN_RECORDED).
+# subject (EnvironmentEvents.broader_than_recorded).
 EVENT_VOCAB_KINDS = {"event": T.EVENT, "whole_event": T.EVENT}
+
+# A text game's events. Its first sightings are of things named whole as listed (CONVENTIONS.md,
+# Sightings), while "you saw something for the first time" is true of every new room from step 1; they have
+# no plausible subjects: a thing present but never named as listed may have been seen under another name,
+# and the store does not tell them apart here.
+TEXT_GAME_EVENTS = EnvironmentEvents(
+    ("item_gained", "item_lost", "room_entered", "room_left", "score_changed", "death", "first_seen",
+     "score_changed_by", "action"),
+    {"item_gained": ("item",), "item_lost": ("item",), "room_entered": ("room",), "room_left": ("room",)},
+    frozenset({"first_seen"}))
 
 # A Jericho episode's rooms are not a vocabulary of its game but the rooms table (those it entered, and
 # those a question can name).
@@ -473,7 +497,7 @@ JERICHO = Environment("jericho", (
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
     JERICHO_INTRODUCED_ITEMS,
     JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT, JERICHO_MENTIONS,
-), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, JERICHO_ROOMS)
+), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXT_GAME_EVENTS, JERICHO_ROOMS)
 
 CRAFTER = Environment("crafter", (
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
@@ -487,12 +511,19 @@ CRAFTER = Environment("crafter", (
     # underfoot and collections.
     "terrain": T.MATERIAL, "collectable": T.ITEM, **EVENT_VOCAB_KINDS,
     # What a rule uses up: all that ever leaves the inventory (tools are kept).
-    "consumable": T.ITEM})
+    "consumable": T.ITEM},
+    # Crafter's items lost are those a rule uses up: a tool never leaves (a false premise "the stone pickaxe
+    # left your inventory" is rejected at once).
+    EnvironmentEvents(("achievement", "item_gained", "item_lost", "damage", "sleep", "wake", "stat_low",
+                       "terrain_first", "death", "first_seen", "action"),
+                      {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("consumable",),
+                       "stat_low": ("stat",), "terrain_first": ("terrain",), "first_seen": ("material", "creature"),
+                       "action": ("action",)}))
 
 TEXTWORLD = Environment("textworld", (
     TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,
     TEXTWORLD_SIGHTINGS,
-), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXTWORLD_ROOMS)
+), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXT_GAME_EVENTS, TEXTWORLD_ROOMS)
 
 # Every environment, by name; the tables, vocabularies and rooms below are read from these records.
 ENVIRONMENTS: dict[str, Environment] = {env.name: env for env in (JERICHO, CRAFTER, TEXTWORLD)}
