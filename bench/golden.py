@@ -6,7 +6,9 @@ it was at --before and with the working tree must write the same questions and s
 Runs seeds 42 and 7, each without and with a horizon (--horizon, default 60; with it the adversarial
 ratio is 0.3), and prints, per run, the SHA-256 of both outputs and which templates differ if any.
 Exits 1 if anything differs. Both sides read the working tree's templates unless --templates is given
-(default fd73c53: the last revision with the emitter the relational IR replaced).
+(default fd73c53: the last revision with the emitter the relational IR replaced), or --own-templates:
+each side its own revision's library, for a change of the templates' text that must ask the same
+questions (copies joined into a template of several envs).
 """
 
 from __future__ import annotations
@@ -65,19 +67,23 @@ def main() -> int:
     parser.add_argument("--max-per-template", type=int)
     parser.add_argument("--horizon", type=int, default=60)
     parser.add_argument("--before", default="fd73c53")
+    parser.add_argument("--own-templates", action="store_true",
+                        help="each side reads the standard library of its own revision")
     args = parser.parse_args()
     args.traces = [str(Path(t).resolve()) for t in args.traces]
     args.templates = [str(Path(t).resolve()) for t in args.templates]
     paths = {"before": tree_before(args.before), "now": None}
-    extra = ["--templates", *(args.templates or [str(ROOT / "templates")])] + (
-        ["--max-per-template", str(args.max_per_template)] if args.max_per_template else [])
+    cap = ["--max-per-template", str(args.max_per_template)] if args.max_per_template else []
+    own = {"before": [str(paths["before"] / "qtc" / "templates")], "now": [str(ROOT / "templates")]}
+    extra = {side: ["--templates", *(own[side] if args.own_templates else args.templates or own["now"])] + cap
+             for side in SIDES}
     failed = False
     with tempfile.TemporaryDirectory() as directory:
         for label, options in runs(args.horizon):
             outs, seconds = {}, {}
             for side in SIDES:
                 outs[side] = Path(directory) / f"{side}-{label.replace(' ', '').replace(',', '-')}.jsonl"
-                seconds[side] = generate(paths[side], args.traces, options + extra, outs[side])
+                seconds[side] = generate(paths[side], args.traces, options + extra[side], outs[side])
             qa = {s: digest(outs[s]) for s in SIDES}
             summary = {s: digest(outs[s].with_suffix(".summary.json")) for s in SIDES}
             same = qa["before"] == qa["now"] and summary["before"] == summary["now"]

@@ -1,8 +1,8 @@
 """The template language: the templates of a .qtpl file, each to one DuckDB SQL statement.
 
     .qtpl text
-      |  parse_source(path, text)              parse.py     -> (templates, diagnostics)
-      v
+      |  parse_source(path, text)              parse.py     -> (templates, diagnostics); a template of
+      v                                                     several envs is one per env (instances.py)
     Template (ast.py)
       |  check_template(template, jinja_env)   check.py     -> (CheckedTemplate or None, diagnostics)
       v

@@ -201,7 +201,10 @@ class Template:
     id: str
     path: str
     span: Span
-    env: Setting | None = None
+    env: Setting | None = None  # the env it runs on
+    # Every env its header names: more than one for a template of several envs, read as one template per
+    # env (dsl/instances.py), each with its own `env`.
+    envs: tuple[Setting, ...] = ()
     category: Setting | None = None
     difficulty: Setting | None = None
     answer_type: Setting | None = None

@@ -121,9 +121,13 @@ class Checker(Visitor):
                 self.error(t.env.span, f"template '{t.id}' is named for {prefix} but declares env {self.env}",
                            f"write 'env {prefix}' or rename the template")
             folder = _env_folder(t.path)
-            if folder and folder != self.env and self.env != "any":
-                self.error(t.env.span, f"a {self.env} template in the {folder} folder",
-                           f"move it to templates/{self.env}/ or write 'env {folder}'")
+            # A template of several envs lives in the folder of one of them; each of its instances finds
+            # the same error, said once (qtc compile prints a diagnostic once).
+            envs = [setting.value for setting in t.envs]
+            if folder and folder not in envs and self.env != "any":
+                folders = " or ".join(f"templates/{env}/" for env in envs)
+                self.error(t.envs[0].span, f"a {' and '.join(envs)} template in the {folder} folder",
+                           f"move it to {folders}" + (f" or write 'env {folder}'" if len(envs) == 1 else ""))
         if t.category is None:
             self.error(t.span, f"template '{t.id}' has no 'category' clause", f"add one of {choices(CATEGORIES)}")
         elif t.category.value not in CATEGORIES:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import cache
 
 from . import ast as A
+from . import schema
 
 # Each kind with the question text of one such event ("{}" is its subject); a kind without a subject
 # (falling asleep, a score change) has null as its subject. One wording per kind, in both games.
@@ -51,41 +52,19 @@ ANY_SUBJECT_PHRASES: dict[str, str] = {
 }
 assert set(ANY_SUBJECT_PHRASES) == {kind for kind, text in PHRASES.items() if "{}" in text}
 
-# The kinds of each game, a closed vocabulary (`kind == "achievment"` is refused).
+# Each game's kinds, and the kinds of templates of every game (schema.Environment.events).
 KINDS: dict[str, tuple[str, ...]] = {
-    "jericho": ("item_gained", "item_lost", "room_entered", "room_left", "score_changed", "death", "first_seen",
-                "score_changed_by", "action"),
-    "crafter": ("achievement", "item_gained", "item_lost", "damage", "sleep", "wake", "stat_low", "terrain_first",
-                "death", "first_seen", "action"),
-}
-KINDS["textworld"] = KINDS["jericho"]  # a text game of the same kinds (runtime/trace/events.py)
-KINDS["any"] = tuple(PHRASES)
-# Kinds whose events, worded without their subject (`event(none)`), hold far fewer than a reader takes
-# the words to: Jericho's first sightings are of things named whole as listed (CONVENTIONS.md,
-# Sightings), while "you saw something for the first time" is true of every new room from step 1. Such a
-# kind is never worded as a whole: not counted (`kind_count_between`), never a false premise by itself.
-BROADER_THAN_RECORDED: dict[str, frozenset[str]] = {"jericho": frozenset({"first_seen"}), "crafter": frozenset(),
-                                                     "textworld": frozenset({"first_seen"})}
+    **{name: env.events.kinds for name, env in schema.ENVIRONMENTS.items()}, "any": tuple(PHRASES)}
 # Per game, the kinds a question may word as a whole (vocab.whole_event).
 WHOLE_KINDS: dict[str, tuple[str, ...]] = {
-    env: tuple(kind for kind in kinds if kind not in BROADER_THAN_RECORDED[env])
-    for env, kinds in KINDS.items() if env in BROADER_THAN_RECORDED}
-
-# The vocabularies (vocab kinds) each kind's plausible subjects come from, per game; damage's are
-# DAMAGE_CAUSES. Crafter's items lost are those a rule uses up: a tool never leaves (a false premise
-# "the stone pickaxe left your inventory" is rejected at once). Jericho's first sightings have none: a
-# thing present but never named as listed may have been seen under another name (CONVENTIONS.md,
-# Sightings), and the store does not tell them apart here.
+    name: tuple(kind for kind in env.events.kinds if kind not in env.events.broader_than_recorded)
+    for name, env in schema.ENVIRONMENTS.items()}
+# Per game, the vocabularies each kind's plausible subjects come from; damage's are DAMAGE_CAUSES.
 SUBJECT_VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
-    "jericho": {"item_gained": ("item",), "item_lost": ("item",), "room_entered": ("room",), "room_left": ("room",)},
-    "crafter": {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("consumable",),
-                "stat_low": ("stat",), "terrain_first": ("terrain",), "first_seen": ("material", "creature"),
-                "action": ("action",)},
-}
-SUBJECT_VOCABULARY["textworld"] = SUBJECT_VOCABULARY["jericho"]
+    name: env.events.subject_vocabulary for name, env in schema.ENVIRONMENTS.items()}
 # The kinds whose subject is a room's display name: under a horizon it is the name the rooms entered by
 # then give it (dsl/room_names.py).
-ROOM_KINDS: tuple[str, ...] = tuple(k for k, v in SUBJECT_VOCABULARY["jericho"].items() if v == ("room",))
+ROOM_KINDS: tuple[str, ...] = tuple(k for k, v in schema.TEXT_GAME_EVENTS.subject_vocabulary.items() if v == ("room",))
 
 # Crafter's stats are counted from 0 to 9: a stat event is the step it first goes below this level after
 # being at it or above (the player starts with every stat at 9).

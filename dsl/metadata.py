@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .schema import ENVS
+
 CATEGORIES = ("single_hop", "multi_hop", "induction", "spatial", "temporal", "logical")
 DIFFICULTIES = ("easy", "medium", "hard")
-TEMPLATE_ENVS = ("jericho", "crafter", "textworld", "any")
+TEMPLATE_ENVS = (*ENVS, "any")

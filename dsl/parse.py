@@ -22,6 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast as A
 from .diagnostics import Diagnostic, did_you_mean
+from .instances import instances
 
 CLAUSE_KEYWORDS = ("env", "category", "difficulty", "answer_type", "param", "let", "require",
                    "question", "answer", "accept", "evidence", "adversarial", "choices")
@@ -29,7 +30,7 @@ _CLAUSE_START = re.compile(r"^[ \t]*(%s)\b" % "|".join(CLAUSE_KEYWORDS))
 _TEMPLATE_START = re.compile(r"^template\b", re.MULTILINE)
 _MAX_RECOVERIES = 50
 BLANK = " \t\f\r\n"  # the grammar's WS
-_SINGLE_CLAUSES = ("env", "category", "difficulty", "answer_type", "answer", "accept", "choices")
+_SINGLE_CLAUSES = ("category", "difficulty", "answer_type", "answer", "accept", "choices")
 _LIST_CLAUSES = {"param": "params", "let": "lets", "require": "requires", "question": "questions",
                  "adversarial": "adversarials"}
 
@@ -69,10 +70,11 @@ class _ToAst(Transformer):
         self.path = path
         self.source = source  # the text of the file from line first_line on
         self.first_line = first_line
+        self.diagnostics: list[Diagnostic] = []  # a header of several envs that cannot be read as one per env
 
     # ---- templates and clauses ----
     def start(self, meta, templates):
-        return templates
+        return [instance for template in templates for instance in template]
 
     def template_id(self, meta, names):
         return ".".join(str(n) for n in names), _span_of_meta(meta)
@@ -82,8 +84,14 @@ class _ToAst(Transformer):
         span = _span_of_meta(meta)
         lines = self.source.split("\n")[span.line - self.first_line:span.end_line - self.first_line + 1]
         template = A.Template(id=template_id, path=self.path, span=id_span, source="\n".join(lines))
+        env_clause = None
         for kind, payload in clauses:
-            if kind in _SINGLE_CLAUSES:
+            if kind == "env" and env_clause is None:
+                template.envs, env_clause = payload
+                template.env = template.envs[0]
+            elif kind == "env":
+                template.duplicates.append((kind, payload[0][0].span))
+            elif kind in _SINGLE_CLAUSES:
                 if getattr(template, kind) is not None:
                     template.duplicates.append((kind, payload.span))
                 else:
@@ -92,13 +100,15 @@ class _ToAst(Transformer):
                 template.evidence.extend(payload)
             else:
                 getattr(template, _LIST_CLAUSES[kind]).append(payload)
-        return template
+        found, problems = instances(template, env_clause, span.line)
+        self.diagnostics += problems
+        return found
 
     def _setting(self, kind, children):
         return kind, A.Setting(str(children[0]), _span_of_token(children[0]))
 
     def env_clause(self, meta, children):
-        return self._setting("env", children)
+        return "env", (tuple(A.Setting(str(name), _span_of_token(name)) for name in children), _span_of_meta(meta))
 
     def category_clause(self, meta, children):
         return self._setting("category", children)
@@ -424,10 +434,12 @@ def parse_source(path: str, text: str) -> tuple[list[A.Template], list[Diagnosti
         # A template with syntax errors is not checked further: its clauses are partial.
         if tree is not None and not chunk_errors:
             _move_positions(tree, lines_before)
+            to_ast = _ToAst(path, chunk, lines_before + 1)
             try:
-                templates.extend(_ToAst(path, chunk, lines_before + 1).transform(tree))
+                templates.extend(to_ast.transform(tree))
             except VisitError as error:  # a bug in this module, not in the template: let it surface
                 raise error.orig_exc from error
+            diagnostics += to_ast.diagnostics
     return templates, diagnostics
 
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from . import types as T
 
 FORMAT_VERSION = 1
-ENVS = ("jericho", "crafter", "textworld")
 
 
 @dataclass(frozen=True)
@@ -453,38 +452,91 @@ EVENT_SUBJECTS = Table("event_subjects", "any", (
 ), "per episode, the plausible subjects of each event kind, and when the episode met each: false premises are "
    "those not met within the horizon; derived at load", has_step_zero=True)
 
-TABLES: tuple[Table, ...] = (
-    EPISODES, VOCAB,
+@dataclass(frozen=True)
+class Environment:
+    """What the language knows of an environment (docs/architecture.md, Adding an environment): its tables
+    (env-prefixed in DuckDB), its vocabulary kinds with the language type of their values, and for a game
+    whose rooms are numbers the table that names them (the compiler shows rooms by its display names)."""
+    name: str
+    tables: tuple[Table, ...]
+    vocab_kinds: dict[str, T.Type]
+    events: EnvironmentEvents
+    rooms: Table | None = None
+
+
+@dataclass(frozen=True)
+class EnvironmentEvents:
+    """An environment's events (dsl/events.py, CONVENTIONS.md, Events; one derivation per kind in
+    runtime/trace/events.py): its kinds, a closed vocabulary (`kind == "achievment"` is refused); the
+    vocabularies (vocab kinds) each kind's plausible subjects come from (damage's are DAMAGE_CAUSES); the
+    kinds whose events, worded without their subject (`event(none)`), hold far fewer than a reader takes
+    the words to, never worded as a whole (not counted by `kind_count_between`, never a false premise by
+    themselves)."""
+    kinds: tuple[str, ...]
+    subject_vocabulary: dict[str, tuple[str, ...]]
+    broader_than_recorded: frozenset[str] = frozenset()
+
+
+# The events' vocabulary kinds (dsl/events.py): `whole_event`, the kinds a question may word without their
+# subject (EnvironmentEvents.broader_than_recorded).
+EVENT_VOCAB_KINDS = {"event": T.EVENT, "whole_event": T.EVENT}
+
+# A text game's events. Its first sightings are of things named whole as listed (CONVENTIONS.md,
+# Sightings), while "you saw something for the first time" is true of every new room from step 1; they have
+# no plausible subjects: a thing present but never named as listed may have been seen under another name,
+# and the store does not tell them apart here.
+TEXT_GAME_EVENTS = EnvironmentEvents(
+    ("item_gained", "item_lost", "room_entered", "room_left", "score_changed", "death", "first_seen",
+     "score_changed_by", "action"),
+    {"item_gained": ("item",), "item_lost": ("item",), "room_entered": ("room",), "room_left": ("room",)},
+    frozenset({"first_seen"}))
+
+# A Jericho episode's rooms are not a vocabulary of its game but the rooms table (those it entered, and
+# those a question can name).
+JERICHO = Environment("jericho", (
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
     JERICHO_INTRODUCED_ITEMS,
     JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT, JERICHO_MENTIONS,
+), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXT_GAME_EVENTS, JERICHO_ROOMS)
+
+CRAFTER = Environment("crafter", (
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,
     CRAFTER_MAP_CHANGES, CRAFTER_ACHIEVEMENTS, CRAFTER_COLLECTIONS, CRAFTER_ITEM_EVENTS, CRAFTER_DAMAGE,
     CRAFTER_RECIPE_USES, CRAFTER_RECIPE_STATIONS, CRAFTER_CRAFTABLE,
     CRAFTER_COLLECT_RULES, CRAFTER_COLLECT_TOOLS, CRAFTER_PLACE_USES, CRAFTER_PLACE_TARGETS,
     CRAFTER_COLLECTABLE, CRAFTER_PLACEABLE,
-    TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,
-    TEXTWORLD_SIGHTINGS, EVENTS, EVENT_SUBJECTS,
-)
-# Each text game's rooms table: rooms are numbers, shown by its display names.
-ROOM_TABLES = {"jericho": JERICHO_ROOMS, "textworld": TEXTWORLD_ROOMS}
+), {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
+    "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
+    # What the player can stand on, and what it can collect: the plausible false premises about terrain
+    # underfoot and collections.
+    "terrain": T.MATERIAL, "collectable": T.ITEM, **EVENT_VOCAB_KINDS,
+    # What a rule uses up: all that ever leaves the inventory (tools are kept).
+    "consumable": T.ITEM},
+    # Crafter's items lost are those a rule uses up: a tool never leaves (a false premise "the stone pickaxe
+    # left your inventory" is rejected at once).
+    EnvironmentEvents(("achievement", "item_gained", "item_lost", "damage", "sleep", "wake", "stat_low",
+                       "terrain_first", "death", "first_seen", "action"),
+                      {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("consumable",),
+                       "stat_low": ("stat",), "terrain_first": ("terrain",), "first_seen": ("material", "creature"),
+                       "action": ("action",)}))
 
-# Vocabulary kinds per environment, with the language type of their values. A Jericho episode's rooms are
-# not a vocabulary of its game but the rooms table (those it entered, and those a question can name).
+TEXTWORLD = Environment("textworld", (
+    TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,
+    TEXTWORLD_SIGHTINGS,
+), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXT_GAME_EVENTS, TEXTWORLD_ROOMS)
+
+# Every environment, by name; the tables, vocabularies and rooms below are read from these records.
+ENVIRONMENTS: dict[str, Environment] = {env.name: env for env in (JERICHO, CRAFTER, TEXTWORLD)}
+ENVS = tuple(ENVIRONMENTS)
+
+TABLES: tuple[Table, ...] = (EPISODES, VOCAB, *(t for env in ENVIRONMENTS.values() for t in env.tables),
+                             EVENTS, EVENT_SUBJECTS)
+# Each text game's rooms table: rooms are numbers, shown by its display names.
+ROOM_TABLES = {env.name: env.rooms for env in ENVIRONMENTS.values() if env.rooms is not None}
+# Vocabulary kinds per environment, with the language type of their values; `any`: what every game has,
+# for templates of every game.
 VOCAB_KINDS: dict[str, dict[str, T.Type]] = {
-    "jericho": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT, "whole_event": T.EVENT},
-    "crafter": {"action": T.ACTION, "item": T.ITEM, "stat": T.ITEM, "material": T.MATERIAL,
-                "achievement": T.ACHIEVEMENT, "direction": T.DIRECTION, "creature": T.CREATURE,
-                # What the player can stand on, and what it can collect: the plausible false premises
-                # about terrain underfoot and collections.
-                "terrain": T.MATERIAL, "collectable": T.ITEM, "event": T.EVENT, "whole_event": T.EVENT,
-                # What a rule uses up: all that ever leaves the inventory (tools are kept).
-                "consumable": T.ITEM},
-    "textworld": {"item": T.ITEM, "direction": T.DIRECTION, "event": T.EVENT, "whole_event": T.EVENT},
-    # What every game has, for templates of every game (env any); `whole_event`: the kinds a question may word
-    # without their subject (dsl/events.py, BROADER_THAN_RECORDED).
-    "any": {"event": T.EVENT, "whole_event": T.EVENT},
-}
+    **{env.name: env.vocab_kinds for env in ENVIRONMENTS.values()}, "any": EVENT_VOCAB_KINDS}
 
 
 def tables_for(env: str) -> dict[str, Table]:

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     for diagnostic in library.file_diagnostics:
         print(library.render(diagnostic), file=sys.stderr)
     width = max((len(r.id) for r in results), default=0)
+    printed = set()  # an error every instance of a template of several envs finds is printed once
     for result in results:
         if result.compiled is not None:
             c = result.compiled
@@ -62,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"FAIL  {result.id:<{width}}  {count} error{'s' if count != 1 else ''}  ({result.path}:{result.line})",
                   file=status)
             for diagnostic in result.diagnostics:
-                print(library.render(diagnostic), file=sys.stderr)
+                if diagnostic not in printed:
+                    print(library.render(diagnostic), file=sys.stderr)
+                printed.add(diagnostic)
     failed = sum(1 for r in results if r.compiled is None)
     errors = sum(len(r.diagnostics) for r in results) + len(library.file_diagnostics)
     print(f"{len(results)} templates: {len(results) - failed} ok, {failed} failed"

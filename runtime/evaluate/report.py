@@ -80,8 +80,8 @@ GROUPINGS = {
     "env": lambda s: s.question.env,
     "answer_type": lambda s: s.question.answer_type,
     "difficulty": lambda s: s.question.difficulty or "none",
-    "agent": lambda s: (parse_episode_id(s.question.episode_id) or (None, UNKNOWN, None))[1],
-    "seed": lambda s: str((parse_episode_id(s.question.episode_id) or (None, None, UNKNOWN))[2]),
+    "agent": lambda s: (parse_episode_id(s.question.episode_id, s.question.game) or (UNKNOWN, None))[0],
+    "seed": lambda s: str((parse_episode_id(s.question.episode_id, s.question.game) or (None, UNKNOWN))[1]),
     # The steps the model could see: the question's horizon, else the episode's length (qtc score --traces).
     "episode_length": lambda s: bucket(s.seen, LENGTH_EDGES),
     "evidence_depth": lambda s: bucket(len(s.question.evidence), DEPTH_EDGES),
@@ -283,9 +283,9 @@ def seed_spread(scored: list[Scored]) -> dict | None:
     min, max), as EMemBench reports runs over seeds; None with fewer than two seeds known."""
     by_seed: dict[int, list[float]] = {}
     for s in scored:
-        parsed = parse_episode_id(s.question.episode_id)
+        parsed = parse_episode_id(s.question.episode_id, s.question.game)
         if parsed is not None:
-            by_seed.setdefault(parsed[2], []).append(s.score)
+            by_seed.setdefault(parsed[1], []).append(s.score)
     if len(by_seed) < 2:
         return None
     accuracies = np.array([np.mean(by_seed[key]) for key in sorted(by_seed)])

@@ -487,17 +487,17 @@ def episode_id(game: str, agent: str, seed: int) -> str:
     return f"{game}-{agent}-s{seed}"
 
 
-_EPISODE_ID = re.compile(r"(?P<game>[^-]+)-(?P<agent>.+)-s(?P<seed>-?\d+)")
+def parse_episode_id(text: str, game: str) -> tuple[str, int] | None:
+    """(agent, seed) of an identifier `episode_id` made for `game`, or None for another one. The game is
+    given, not read: a game's name may hold hyphens as an agent's may (a TextWorld game of your own,
+    `my-game.z8`).
 
-
-def parse_episode_id(text: str) -> tuple[str, str, int] | None:
-    """(game, agent, seed) of an identifier `episode_id` made, or None for another one.
-
-    >>> parse_episode_id("zork1-walkthrough-s3"), parse_episode_id("handmade")
-    (('zork1', 'walkthrough', 3), None)
+    >>> parse_episode_id("zork1-walkthrough-s3", "zork1"), parse_episode_id("my-game-my-agent-s0", "my-game")
+    (('walkthrough', 3), ('my-agent', 0))
+    >>> parse_episode_id("handmade", "zork1")
     """
-    match = _EPISODE_ID.fullmatch(text)
-    return (match["game"], match["agent"], int(match["seed"])) if match else None
+    match = re.fullmatch(re.escape(game) + r"-(?P<agent>.+)-s(?P<seed>-?\d+)", text)
+    return (match["agent"], int(match["seed"])) if match else None
 
 
 def episode_path(directory: Path, episode_id: str) -> Path:

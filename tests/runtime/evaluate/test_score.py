@@ -397,10 +397,11 @@ def test_groupings_by_agent_seed_length_and_evidence():
 def test_the_spread_of_accuracy_across_episode_seeds():
     from qtc.runtime.evaluate.report import seed_spread
 
-    def scored(episode: str, score: float) -> Scored:
-        return Scored(as_question(question("x", episode_id=episode)), "yes", score)
-    # Seed 1: 1.0 and 0.0 -> 0.5; seed 2: 1.0; seed 3: 0.0. Mean 0.5, sample std 0.5.
-    spread = seed_spread([scored("crafter-scripted-s1", 1.0), scored("crafter-random-s1", 0.0),
+    def scored(episode: str, score: float, game: str = "crafter") -> Scored:
+        return Scored(as_question(question("x", episode_id=episode, game=game)), "yes", score)
+    # Seed 1: 1.0 and 0.0 -> 0.5; seed 2: 1.0; seed 3: 0.0. Mean 0.5, sample std 0.5. A game's name may hold
+    # hyphens (a TextWorld game of one's own, my-game.z8), as an agent's may.
+    spread = seed_spread([scored("crafter-scripted-s1", 1.0), scored("my-game-my-agent-s1", 0.0, "my-game"),
                           scored("crafter-scripted-s2", 1.0), scored("crafter-scripted-s3", 0.0)])
     assert spread == {"n": 3, "accuracy_mean": 0.5, "accuracy_std": 0.5, "accuracy_min": 0.0, "accuracy_max": 1.0}
     assert seed_spread([scored("crafter-scripted-s1", 1.0), scored("handmade", 0.0)]) is None
