@@ -22,6 +22,7 @@ horizon (CONVENTIONS.md, Items).
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable, Mapping
 
 from .conventions import object_words, words
@@ -35,8 +36,13 @@ def names_object(text: str | None, name: str) -> bool:
     >>> names_object("Opening the bag reveals a clove of garlic.", "clove of garlic")
     True
     """
-    wanted, found = words(name), words(text)
-    return bool(wanted) and any(found[i:i + len(wanted)] == wanted for i in range(len(found) - len(wanted) + 1))
+    wanted, found = _words(name), _words(text)
+    return bool(wanted) and any(word == wanted[0] and found[i:i + len(wanted)] == wanted for i, word in enumerate(found))
+
+
+# The store asks of every step's text whether it names each object of the tree: each text and name is
+# split into words once, not once an object.
+_words = functools.lru_cache(maxsize=4096)(words)
 
 
 def in_room(parents: Mapping[int, int], num: int, room: int, player: int) -> bool:

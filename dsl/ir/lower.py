@@ -37,7 +37,7 @@ from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
-from .sample import (SEED_SQL, cut_sql, domain_sample_sql, frame_sql, kcol, keyed_top_n_sql, numbered_sql,
+from .sample import (MIN_CAP_COLUMN, SEED_SQL, cut_sql, domain_sample_sql, frame_sql, kcol, keyed_top_n_sql, numbered_sql,
                      pair_starts_sql, positions_sql, sample_sql, value_key, value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
 
@@ -48,9 +48,10 @@ CUT_COLUMN = "qtc_sample_cut"
 def lower(checked: CheckedTemplate, sampling: str = "top_n", premise: bool = False, cut: bool = False) -> TemplateIR:
     """The IR of a template. `sampling` (sample.py) keeps at most `qtc_max_candidates` bindings per
     episode and side (`domain`, `top_n`, `window`) or every binding (`every`); `premise` adds the
-    false-premise column; `cut` adds a row (CUT_COLUMN true, every other column null but adversarial)
-    for the answerable side, and one for the false-premise sides, where the cap cut the sample of some
-    episode. Raises Unsupported for what it cannot lower yet."""
+    false-premise column; `cut` adds to each candidate the smallest cap that samples its binding
+    (MIN_CAP_COLUMN), and a row (CUT_COLUMN the cap, every other column null but adversarial) for the
+    answerable side, and one for the false-premise sides, for each cap of CAPS_VARIABLE that cut the
+    sample of some episode. Raises Unsupported for what it cannot lower yet."""
     return _Lowering(checked, sampling, premise, cut).run()
 
 
@@ -130,17 +131,18 @@ class _Lowering:
             domains[name] = domain
             condition = param.condition
             bounds = self._frame(param, bound, domains, domain) if partial and not override else None
-            frame = None if bounds is None else frame_sql(domain, bound[0], name, bounds)
             # In the domain order, a component of several parameters may be a product that sampling
-            # must enumerate: its rows carry each value's key, computed once per domain row.
-            keyed = self.sampling == "domain" and len(names) > 1 and frame is None
+            # must enumerate: its rows carry each value's key, computed once per domain row. The pairs
+            # of a frame that ends the component are numbered from the bare domain (no keys needed).
+            keyed = self.sampling == "domain" and len(names) > 1 and (bounds is None or name != names[-1])
             source = lo.add("keyed", "domain", lo.node_key(domain), f"SELECT *, {value_key('v')} AS k FROM {domain}",
                             CARD_N, "parameter domain with value keys", fence=True) if keyed else domain
             key_column = f", d.k AS {kcol(name)}" if keyed else ""
             if keyed:
                 carried.add(name)
-            if frame is not None:  # the frame reads the bare domain: no key is carried past it
-                sql, condition, carried = frame, None, set()
+            frame = None if bounds is None else frame_sql(source, bound[0], name, bounds, keyed)
+            if frame is not None:
+                sql, condition, carried = frame, None, {bound[0], name} if keyed else set()
             elif partial is None:
                 sql = f"SELECT episode_id, v AS {pcol(name)}{key_column.replace('d.k', 'k')} FROM {source}"
             else:
@@ -265,7 +267,7 @@ class _Lowering:
             accept = f"{accepted.sql} AS qtc_accept, "
         evidence = self._evidence(frm)
         frm.wheres.append(" AND ".join(requires) or "TRUE")
-        columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params), *lets])
+        columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params), *self._min_cap(), *lets])
         exclude = " EXCLUDE (qtc_accept)" if accept else ""
         sql = (f"SELECT *{exclude}, {self._accepted()} AS accepted FROM (SELECT {columns}, "
                f"FALSE AS adversarial, {accept}{answer.sql} AS answer, {evidence} AS evidence {frm.render()}) c "
@@ -329,7 +331,7 @@ class _Lowering:
     def _adversarial(self, side: Side) -> str:
         nulls = "".join(f", NULL AS {ident('l_' + n)}" for n, ty in self.checked.let_types.items()
                         if isinstance(ty, (T.Scalar, T.ListOf)))
-        columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params)])
+        columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params), *self._min_cap()])
         frm, premise = From(side.sample, tuple(self.params)), ""
         adversarial = next(a for a in self.template.adversarials if a.param == side.name)
         if self.premise and adversarial.premise is not None:
@@ -401,6 +403,10 @@ class _Lowering:
         return (f"SELECT c.*{exclude}{extra} FROM {candidates} c{''.join(' ' + j for j in joins)}{where}"
                 f"{self._cut_rows(sides)} ORDER BY {order}")
 
+    def _min_cap(self) -> list[str]:
+        """The candidate's column of the smallest cap that samples its binding, where lower's `cut` asks."""
+        return [f"c.{MIN_CAP_COLUMN}"] if self.cut and self.sampling != "every" else []
+
     def _cut_rows(self, sides: list[Side]) -> str:
         """The rows saying where the cap cut a sample (lower's `cut`), after the candidates."""
         if not self.cut or self.sampling == "every":
@@ -410,9 +416,8 @@ class _Lowering:
             if group:
                 node = self.lo.add("cut", "assemble", (), cut_sql([(s.sample, self.numbered.get(s.sample))
                                                                    for s in group]), CARD_ONE,
-                                   f"whether the cap cut a sample ({'false premises' if adversarial else 'answerable'})")
-                rows.append(f"SELECT {str(adversarial).upper()} AS adversarial, TRUE AS {CUT_COLUMN} FROM {node} "
-                            f"WHERE v")
+                                   f"the caps that cut a sample ({'false premises' if adversarial else 'answerable'})")
+                rows.append(f"SELECT {str(adversarial).upper()} AS adversarial, qtc_cap AS {CUT_COLUMN} FROM {node}")
         return "".join(f" UNION ALL BY NAME {row}" for row in rows)
 
 

@@ -37,9 +37,14 @@ from __future__ import annotations
 
 from qtc.dsl.sql import ident, sql_string
 
-from .sql import CAP_VARIABLE, DEFAULT_CAP, SCOPE, SEED_VARIABLE, pcol
+from .sql import CAP_VARIABLE, CAPS_VARIABLE, DEFAULT_CAP, SCOPE, SEED_VARIABLE, pcol
 
 CAP_SQL = f"COALESCE(TRY_CAST(getvariable({sql_string(CAP_VARIABLE)}) AS BIGINT), {DEFAULT_CAP})"
+CAPS_SQL = f"COALESCE(TRY_CAST(getvariable({sql_string(CAPS_VARIABLE)}) AS BIGINT[]), [{CAP_SQL}])"
+# Each sampled binding's smallest cap that samples it: the sample at a cap c no larger than the
+# statement's is its rows with MIN_CAP_COLUMN <= c (prefix stability, read row by row).
+MIN_CAP_COLUMN = "qtc_min_cap"
+DRAWS_PER_CAP, EXTRA_DRAWS = 8, 64  # domain draws make at most DRAWS_PER_CAP x cap + EXTRA_DRAWS draws
 SEED_SQL = f"COALESCE(getvariable({sql_string(SEED_VARIABLE)}), 0)"
 MAX_TOP_N = 1_000_000  # DuckDB's min_by(x, order, n) takes n below this
 
@@ -68,9 +73,9 @@ def _crossed(components: list[str]) -> str:
     return " JOIN ".join([components[0], *(f"{c} USING (episode_id)" for c in components[1:])])
 
 
-def bindings_sql(components: list[str], params: list[str]) -> str:
-    """Every binding (no cap): the product itself."""
-    columns = ", ".join(["episode_id", *map(pcol, params)])
+def bindings_sql(components: list[str], params: list[str], *extra: str) -> str:
+    """Every binding (no cap): the product itself (with `extra` columns)."""
+    columns = ", ".join(["episode_id", *map(pcol, params), *extra])
     return f"SELECT {columns} FROM {_crossed(components)}"
 
 
@@ -90,12 +95,17 @@ def _over(frame: str = "") -> str:
     return f"OVER (PARTITION BY episode_id ORDER BY v{' ' + frame if frame else ''})"
 
 
-def frame_sql(domain: str, first: str, second: str, bounds: tuple[int, int]) -> str:
+def frame_sql(domain: str, first: str, second: str, bounds: tuple[int, int], keyed: bool = False) -> str:
     """The pairs (first, second) of values of a domain with second - first in bounds: each value's
-    partners as one RANGE window frame."""
+    partners as one RANGE window frame. `keyed`: the domain's rows carry their value keys (column k),
+    and the pairs carry both values' keys (kcol), listed over the same frame, so a product made from
+    the pairs is keyed at the cost of the pairs rather than joined to the keys binding by binding."""
     low, high = map(_offset, bounds)
-    return (f"SELECT episode_id, v AS {pcol(first)}, unnest(qtc_partners) AS {pcol(second)} FROM "
-            f"(SELECT episode_id, v, list(v) {_over(f'RANGE BETWEEN {low} AND {high}')} AS qtc_partners "
+    over = _over(f'RANGE BETWEEN {low} AND {high}')
+    keys = (f", k AS {kcol(first)}", f", unnest(qtc_partner_keys) AS {kcol(second)}",
+            f", list(k) {over} AS qtc_partner_keys") if keyed else ("", "", "")
+    return (f"SELECT episode_id, v AS {pcol(first)}{keys[0]}, unnest(qtc_partners) AS {pcol(second)}{keys[1]} "
+            f"FROM (SELECT episode_id, v{', k' if keyed else ''}, list(v) {over} AS qtc_partners{keys[2]} "
             f"FROM {domain})")
 
 
@@ -140,7 +150,8 @@ def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], params:
               f"CASE WHEN (1::BIGINT << {bits}) < qtc_N THEN 1 ELSE 0 END AS qtc_b FROM (SELECT *, "
               f"CASE WHEN {product} > (1::BIGINT << {MAX_PRODUCT_BITS}) THEN error('more than 2^{MAX_PRODUCT_BITS} "
               f"bindings in one episode: too many to sample') ELSE {product} END AS qtc_N FROM {sizes}))")
-    draws = (f"SELECT *, unnest(range(0, least(1::BIGINT << (2 * qtc_h), 8 * {CAP_SQL} + 64))) AS qtc_j "
+    draws = (f"SELECT *, unnest(range(0, least(1::BIGINT << (2 * qtc_h), {DRAWS_PER_CAP} * {CAP_SQL} + "
+             f"{EXTRA_DRAWS}))) AS qtc_j "
              f"FROM ({halves})")
 
     def round_function(r: int, half: str) -> str:
@@ -152,12 +163,14 @@ def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], params:
         rounds = (f"SELECT * REPLACE (qtc_r AS qtc_l, xor(qtc_l, {round_function(r, 'qtc_r')}) AS qtc_r) "
                   f"FROM ({rounds})")
     permuted = (f"SELECT episode_id, {kept}, qtc_N, qtc_j, (qtc_l << qtc_h) | qtc_r AS qtc_k FROM ({rounds})")
-    chosen = (f"SELECT * FROM ({permuted}) WHERE qtc_k < qtc_N "
-              f"QUALIFY row_number() OVER (PARTITION BY episode_id ORDER BY qtc_j) <= {CAP_SQL}")
+    # A draw is in the sample at cap c when fewer than c landed before it and it is among c's draws.
+    chosen = (f"SELECT *, greatest(qtc_landed, (qtc_j - {EXTRA_DRAWS}) // {DRAWS_PER_CAP} + 1) AS {MIN_CAP_COLUMN} "
+              f"FROM (SELECT *, row_number() OVER (PARTITION BY episode_id ORDER BY qtc_j) AS qtc_landed "
+              f"FROM ({permuted}) WHERE qtc_k < qtc_N QUALIFY qtc_landed <= {CAP_SQL})")
     # Each component's index in the draw, read mixed-radix.
     indexes = ", ".join(f"(qtc_k // ({' * '.join(f'qtc_n{later}' for later in range(i + 1, len(numbered))) or '1'}))"
                         f" % qtc_n{i} AS qtc_x{i}" for i in range(len(numbered)))
-    joins, columns = [], ["d.episode_id"]
+    joins, columns = [], ["d.episode_id", f"d.{MIN_CAP_COLUMN}"]
     for i, (name, group, positions) in enumerate(numbered):
         if positions is None:
             joins.append(f"JOIN {name} c{i} ON c{i}.episode_id = d.episode_id AND c{i}.qtc_i = d.qtc_x{i}")
@@ -173,22 +186,28 @@ def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], params:
 
 
 def cut_sql(samples: list[tuple[str, list[str] | None]]) -> str:
-    """Whether the cap cut the sample of some episode on any of these sides, each a sample node with
-    its numbered components (domain draws) or None (a top-N, or the window sort): a larger cap would
-    draw bindings these lack. Uncut, every binding is drawn, so a larger cap draws the very same (the
-    run need not be made again with one). A top-N kept fewer than the cap only when it kept them all;
-    domain draws kept them all when they kept N, the product of the component sizes (fewer than the
-    cap is not enough: the draws may run out, with a probability below 2^-20)."""
+    """The caps of CAPS_SQL (each at most the statement's cap) that cut the sample of some episode on any
+    of these sides, each a sample node with its numbered components (domain draws) or None (a top-N,
+    or the window sort), one row (qtc_cap) each: a larger cap would draw bindings these lack. Uncut,
+    every binding is drawn, so a larger cap draws the very same (the run need not be made again with
+    one). A top-N kept fewer than the cap only when it kept them all; domain draws kept them all when
+    they kept N, the product of the component sizes (fewer than the cap is not enough: the draws may
+    run out, with a probability below 2^-20). The sample at each cap is read from MIN_CAP_COLUMN."""
+    caps = f"(SELECT unnest({CAPS_SQL}) AS qtc_cap)"
     tests = []
     for sample, numbered in samples:
-        counted = f"(SELECT episode_id, count(*) AS qtc_kept FROM {sample} GROUP BY episode_id)"
+        kept = (f"(SELECT s.episode_id, l.qtc_cap, count(*) AS qtc_kept FROM {sample} s JOIN {caps} l "
+                f"ON s.{MIN_CAP_COLUMN} <= l.qtc_cap GROUP BY ALL)")
         if numbered is None:
-            tests.append(f"EXISTS (SELECT 1 FROM {counted} WHERE qtc_kept >= {CAP_SQL})")
+            tests.append(f"SELECT qtc_cap FROM {kept} WHERE qtc_kept >= qtc_cap")
         else:
             sizes, product = _sizes(numbered)
-            tests.append(f"EXISTS (SELECT 1 FROM {sizes} LEFT JOIN {counted} s USING (episode_id) "
-                         f"WHERE coalesce(s.qtc_kept, 0) < {product})")
-    return f"SELECT {' OR '.join(tests) or 'FALSE'} AS v"
+            tests.append(f"SELECT l.qtc_cap FROM {caps} l CROSS JOIN (SELECT * FROM {sizes}) z LEFT JOIN {kept} s "
+                         f"ON s.episode_id = z.episode_id AND s.qtc_cap = l.qtc_cap "
+                         f"WHERE coalesce(s.qtc_kept, 0) < {product}")
+    if not tests:
+        return "SELECT NULL::BIGINT AS qtc_cap WHERE FALSE"
+    return f"SELECT DISTINCT qtc_cap FROM ({' UNION ALL '.join(tests)})"
 
 
 def value_key(value: str, episode: str = "episode_id") -> str:
@@ -224,9 +243,16 @@ def keyed_top_n_sql(components: list[str], params: list[str], carried: set[str],
     binding = "{" + ", ".join(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params) + "}"
     order = "{" + ", ".join([f"'qtc_h': {mixed}", *(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params)]) + "}"
     columns = ", ".join(["episode_id", *map(pcol, params), *(kcol(p) for p in params if p in carried)])
-    return (f"SELECT episode_id, unnest(list_slice(qtc_top, 1, {CAP_SQL}), recursive := true) FROM ("
+    return (f"SELECT episode_id, {_unnest_top()} FROM ("
             f"SELECT b.episode_id, min_by({binding}, {order}, greatest({CAP_SQL}, 1)) AS qtc_top "
             f"FROM (SELECT {columns} FROM {_crossed(components)}) b {joins} GROUP BY b.episode_id)")
+
+
+def _unnest_top() -> str:
+    """A streaming top-N's list (qtc_top, in order) as rows, each with its place in the list: the
+    smallest cap whose top-N keeps it."""
+    top = f"list_slice(qtc_top, 1, {CAP_SQL})"
+    return f"unnest({top}, recursive := true), generate_subscripts({top}, 1) AS {MIN_CAP_COLUMN}"
 
 
 def sample_sql(components: list[str], params: list[str], mode: str) -> str:
@@ -235,14 +261,14 @@ def sample_sql(components: list[str], params: list[str], mode: str) -> str:
     if mode == "every":
         return bindings_sql(components, params)
     if not params:
-        return f"SELECT episode_id FROM {SCOPE} WHERE {CAP_SQL} >= 1"
+        return f"SELECT episode_id, 1 AS {MIN_CAP_COLUMN} FROM {SCOPE} WHERE {CAP_SQL} >= 1"
     hashed = f"hash({', '.join(['episode_id', *map(pcol, params), SEED_SQL])})"
     if mode == "window":
         order = ", ".join([hashed, *map(pcol, params)])
-        return (f"{bindings_sql(components, params)} QUALIFY row_number() OVER (PARTITION BY episode_id "
-                f"ORDER BY {order}) <= {CAP_SQL}")
+        rank = f"row_number() OVER (PARTITION BY episode_id ORDER BY {order}) AS {MIN_CAP_COLUMN}"
+        return f"{bindings_sql(components, params, rank)} QUALIFY {MIN_CAP_COLUMN} <= {CAP_SQL}"
     binding = "{" + ", ".join(f"{sql_string('p_' + p)}: {pcol(p)}" for p in params) + "}"
     order = "{" + ", ".join([f"'qtc_h': {hashed}", *(f"{sql_string('p_' + p)}: {pcol(p)}" for p in params)]) + "}"
-    return (f"SELECT episode_id, unnest(list_slice(qtc_top, 1, {CAP_SQL}), recursive := true) FROM ("
+    return (f"SELECT episode_id, {_unnest_top()} FROM ("
             f"SELECT episode_id, min_by({binding}, {order}, greatest({CAP_SQL}, 1)) AS qtc_top "
             f"FROM {_crossed(components)} GROUP BY episode_id)")

@@ -17,6 +17,9 @@ from qtc.dsl.sql import ident
 HORIZON_VARIABLE = "qtc_horizon"  # the horizon N: steps 0..N are visible (unset: whole episodes)
 CAP_VARIABLE = "qtc_max_candidates"  # at most this many parameter bindings per episode (unset: DEFAULT_CAP)
 SEED_VARIABLE = "qtc_seed"  # which bindings the cap keeps: a seeded hash order, the same on every run
+# The caps (at most the cap) whose samples the statement says were cut (unset: the cap alone): one run
+# at the largest cap of a template gives its rows at each smaller one too (sample.MIN_CAP_COLUMN).
+CAPS_VARIABLE = "qtc_caps"
 NO_HORIZON = 9223372036854775807
 # The cap of a sampled statement run without the variable (as `qtc compile --explain` prints it): small
 # enough for the arithmetic and min_by's count of the sample (ir/sample.py), which INT64's maximum overflows.

@@ -27,7 +27,7 @@ import pyarrow as pa
 import qtc.templates
 from qtc.dsl.compile import CompiledTemplate, statement
 from qtc.dsl.ir.lower import CUT_COLUMN, PREMISE_COLUMN
-from qtc.dsl.ir.sample import ORDERS
+from qtc.dsl.ir.sample import MIN_CAP_COLUMN, ORDERS
 from qtc.dsl.library import cached_library
 from qtc.dsl.render import RenderError, make_environment
 from qtc.errors import InvalidOption, UserError
@@ -253,15 +253,16 @@ class _Generator:
                 asked.append(compiled)
                 report.candidates_per_episode = self.first_caps[compiled.id] = max(
                     MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * o.max_per_template / report.episodes))
-        rows = self._run(runner, [(c, self.first_caps[c.id]) for c in asked], on_done)
+        rows = self._run(runner, [(c, self.first_caps[c.id], ()) for c in asked], on_done)
         unsettled = [c for c in asked if not self._settle(c, rows)]
-        raises = MAX_CAP_RAISES if runner.fetch_ahead else 1
         while unsettled:
             wanted = []
             for compiled in unsettled:
                 cap = self.reports[compiled.id].candidates_per_episode
-                wanted += [(compiled, cap << k) for k in range(1, raises + 1)
-                           if cap << k <= self.first_caps[compiled.id] << MAX_CAP_RAISES]
+                top = self.first_caps[compiled.id] << MAX_CAP_RAISES
+                if not runner.fetch_ahead:
+                    top = min(top, self._raise_to(compiled, rows))
+                wanted.append((compiled, top, tuple(cap << k for k in range(1, MAX_CAP_RAISES + 1) if cap << k < top)))
             rows.update(self._run(runner, wanted))
             unsettled = [c for c in unsettled if not self._settle(c, rows)]
         return {c.id: rows[c.id, self.reports[c.id].candidates_per_episode] for c in asked}
@@ -286,12 +287,32 @@ class _Generator:
             report.candidates_per_episode *= 2
         return True
 
-    def _run(self, runner: Runner, caps: list[tuple[CompiledTemplate, int]], on_done: OnDone | None = None) -> Rows:
-        """Each template's rows with at most its cap of bindings per episode (and side)."""
-        rows = runner.rows([Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling))
-                            for compiled, cap in caps], on_done)
-        for key, table in rows.items():
-            rows[key], self.cut[key] = _without_cut(table)
+    def _raise_to(self, compiled: CompiledTemplate, rows: Rows) -> int:
+        """The cap a template short of candidates is run at next: the smallest of the doublings of its cap
+        that would find what it is short of if candidates grew with the cap (one run at it gives the
+        rows of every smaller doubling too, so a guess too high costs a larger statement, one too low
+        another round; neither changes the rows)."""
+        cap = self.reports[compiled.id].candidates_per_episode
+        have = _usable(rows[compiled.id, cap])
+        growth = max((want / count if count else math.inf for count, want, cut
+                      in zip(have, self._wanted(compiled), self.cut[compiled.id, cap]) if cut and count < want),
+                     default=2)
+        raised = cap << 1
+        while raised < cap * growth and raised < self.first_caps[compiled.id] << MAX_CAP_RAISES:
+            raised <<= 1
+        return raised
+
+    def _run(self, runner: Runner, caps: list[tuple[CompiledTemplate, int, tuple[int, ...]]],
+             on_done: OnDone | None = None) -> Rows:
+        """Each template's rows with at most its cap of bindings per episode (and side), and with each of
+        the smaller caps given with it, read from the same run."""
+        requests = [Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling), smaller)
+                    for compiled, cap, smaller in caps]
+        tables = runner.rows(requests, on_done)
+        rows = {}
+        for request in requests:
+            for cap, (table, cut) in _by_cap(tables[request.key], (*request.smaller, request.cap)).items():
+                rows[request.template_id, cap], self.cut[request.template_id, cap] = table, cut
         return rows
 
     def template(self, compiled: CompiledTemplate, table: pa.Table | None) -> list[dict]:
@@ -347,14 +368,19 @@ def _statement(compiled: CompiledTemplate, cap: int, order: str) -> str:
     return statement(compiled, cap, premise=True, order=order, cut=True)
 
 
-def _without_cut(rows: pa.Table) -> tuple[pa.Table, tuple[bool, bool]]:
-    """A statement's candidate rows without the rows saying where the cap cut a sample, and whether it
-    cut one on the answerable side and on a false-premise side."""
+def _by_cap(rows: pa.Table, caps: tuple[int, ...]) -> dict[int, tuple[pa.Table, tuple[bool, bool]]]:
+    """A statement's candidate rows at each of `caps` (the rows its bindings are sampled at), without
+    the columns saying where a cap cut a sample and from which cap a binding is sampled, and whether
+    that cap cut a sample on the answerable side and on a false-premise side."""
     # In Python rather than pyarrow.compute, whose import alone costs a fifth of a second.
     marks = rows.column(CUT_COLUMN).to_pylist()
-    sides = {adversarial for adversarial, mark in zip(rows.column("adversarial").to_pylist(), marks) if mark}
-    candidates = rows.filter(pa.array([mark is None for mark in marks], pa.bool_()))
-    return candidates.drop_columns([CUT_COLUMN]), (False in sides, True in sides)
+    cut = {(adversarial, mark) for adversarial, mark in zip(rows.column("adversarial").to_pylist(), marks)
+           if mark is not None}
+    min_caps = rows.column(MIN_CAP_COLUMN).to_pylist()
+    candidates = rows.drop_columns([CUT_COLUMN, MIN_CAP_COLUMN])
+    return {cap: (candidates.filter(pa.array([mark is None and least <= cap for mark, least in zip(marks, min_caps)],
+                                             pa.bool_())), ((False, cap) in cut, (True, cap) in cut))
+            for cap in caps}
 
 
 def _usable(rows: pa.Table) -> tuple[int, int]:

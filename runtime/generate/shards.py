@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from qtc.dsl.ir.sql import CAP_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
+from qtc.dsl.ir.sql import CAP_VARIABLE, CAPS_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
 from qtc.errors import UserError
 from qtc.runtime.trace.format import read_header, trace_files
 from qtc.runtime.trace.store import episode_files, open_store
@@ -43,11 +43,13 @@ SHARDS_PAY_BYTES = SHARD_BYTES
 
 @dataclass(frozen=True)
 class Request:
-    """One compiled template's statement, to run with at most `cap` bindings per episode and side."""
+    """One compiled template's statement, to run with at most `cap` bindings per episode and side; its
+    rows say too which of them the `smaller` caps sample and which caps cut a sample (dsl/ir/lower.py)."""
     template_id: str
     env: str  # the env of the episodes it reads, or "any"
     cap: int
     sql: str
+    smaller: tuple[int, ...] = ()
 
     @property
     def key(self) -> tuple[str, int]:
@@ -140,6 +142,7 @@ def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
 def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table:
     """The template's candidates with at most `cap` bindings per episode (and side), premises checked."""
     con.execute(f"SET VARIABLE {CAP_VARIABLE} = {request.cap}")
+    con.execute(f"SET VARIABLE {CAPS_VARIABLE} = {[*request.smaller, request.cap]}")
     try:
         return con.sql(request.sql).to_arrow_table()
     except duckdb.OutOfMemoryException:

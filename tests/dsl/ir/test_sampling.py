@@ -4,8 +4,9 @@ episodes. Compat's streaming top-N aggregate keeps exactly the bindings that sor
 the seeded hash order would keep (the window form, which caps beyond DuckDB's top-N limit use), row
 for row on rich episodes of both games (cap 3, seed 42 in CI; caps 1, 3 and 16 and two seeds when
 deep) and on the real recorded episodes (cap 16, under a horizon; and without one when deep). A larger
-cap keeps every binding a smaller one kept (in the domain order; in compat's too when deep), and where
-a statement says the cap cut no sample of a side, a larger cap gives that side the very same rows."""
+cap keeps every binding a smaller one kept, where a statement says the cap cut no sample of a side a
+larger cap gives that side the very same rows, and a run at a larger cap gives the rows of a smaller
+one (in the domain order; in compat's too when deep)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from qtc.dsl.compile import statement
 
 from qtc.dsl.ir.emit import emit
 from qtc.dsl.ir.lower import CUT_COLUMN, lower
+from qtc.dsl.ir.sample import MIN_CAP_COLUMN
+from qtc.dsl.ir.sql import CAPS_VARIABLE
 
 CAPS = cases(ci=(3,), deep=(1, 3, 16))
 SEEDS = cases(ci=(42,), deep=(42, 7))
@@ -50,12 +53,14 @@ def keys(table: list[tuple], adversarial: bool | None = None) -> set[str]:
             if (cut is None or row[cut] is None) and adversarial in (None, row[side])}
 
 
-def cut_sides(table: list[tuple]) -> set[bool]:
-    """The sides (adversarial or not) whose statement says the cap cut a sample."""
+def cut_sides(table: list[tuple], cap: int | None = None) -> set[bool]:
+    """The sides (adversarial or not) whose statement says the cap (`cap`, of those it was told of) cut a
+    sample."""
     columns = table[0]
     if CUT_COLUMN not in columns:
         return set()
-    return {row[columns.index("adversarial")] for row in table[1:] if row[columns.index(CUT_COLUMN)]}
+    return {row[columns.index("adversarial")] for row in table[1:]
+            if row[columns.index(CUT_COLUMN)] is not None and cap in (None, row[columns.index(CUT_COLUMN)])}
 
 
 @pytest.mark.parametrize("env", sorted(RICH_SEEDS))
@@ -78,17 +83,30 @@ def test_the_top_n_aggregate_keeps_the_bindings_of_the_hash_order_on_recorded_ep
 
 @pytest.mark.parametrize("sampling", cases(ci=("domain",), deep=("domain", "top_n")))
 def test_a_larger_cap_keeps_every_binding_a_smaller_one_kept(trace_db, sampling):
-    """What generate relies on when it doubles a template's cap: raising it only adds bindings."""
+    """What generate relies on when it doubles a template's cap: raising it only adds bindings; and a
+    run at the larger cap told of the smaller one gives, row for row, what a run at the smaller one gives
+    (its candidates whose binding the smaller cap samples, and whether that cap cut a sample)."""
     trace_db.execute("RESET VARIABLE qtc_horizon")
     answerable_cut = []
     for compiled in library():
-        small, large = (rows(trace_db, compiled, sampling, cap, 42, cut=True) for cap in (3, 6))
+        small = rows(trace_db, compiled, sampling, 3, 42, cut=True)
+        trace_db.execute(f"SET VARIABLE {CAPS_VARIABLE} = [3, 6]")
+        large = rows(trace_db, compiled, sampling, 6, 42, cut=True)
+        trace_db.execute(f"RESET VARIABLE {CAPS_VARIABLE}")
         assert keys(small) <= keys(large), compiled.id
         for side in {False, True} - cut_sides(small):  # uncut: every binding was drawn already
             assert keys(small, side) == keys(large, side), (compiled.id, side)
-        assert cut_sides(large) <= cut_sides(small), compiled.id
+        assert cut_sides(large, 6) <= cut_sides(small), compiled.id
+        assert at_cap(large, 3) == at_cap(small, 3) and cut_sides(large, 3) == cut_sides(small), compiled.id
         answerable_cut.append(False in cut_sides(small))
     assert any(answerable_cut) and not all(answerable_cut)  # the test sees both cases
+
+
+def at_cap(table: list[tuple], cap: int) -> list[str]:
+    """The candidate rows whose binding `cap` samples (as text, sorted)."""
+    columns = table[0]
+    least, cut = columns.index(MIN_CAP_COLUMN), columns.index(CUT_COLUMN)
+    return sorted(repr(row) for row in table[1:] if row[cut] is None and row[least] <= cap)
 
 
 def reference_draws(seed: int, stream: str, episode: str, sizes: list[int], cap: int) -> list[tuple[int, ...]]:
