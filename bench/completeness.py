@@ -41,7 +41,7 @@ from qtc.dsl.compile import statement
 from qtc.dsl.events import degenerate_kinds
 from qtc.dsl.library import load_library
 from qtc.dsl.reference.evaluator import Evaluator, Scope, read_tables, unsupported_functions
-from qtc.dsl.reference.values import is_true
+from qtc.dsl.reference.values import hashable, is_true
 from qtc.runtime.trace.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,16 +61,23 @@ def column_of(domain: A.Expr) -> tuple[str, str] | None:
     return None
 
 
-def universe(episode, param, ty) -> list:
+def reads_params(e: A.Expr) -> bool:
+    return any(isinstance(node, A.ParamRef) for node in A.walk(e))
+
+
+def universe(evaluator: Evaluator, episode, param, ty) -> list:
     """The values a parameter ranges over: every value of the column its domain reads, unfiltered, or,
     for a domain that reads no one column, every value of its type in any column of the episode's tables
-    (steps: 1..n)."""
+    (steps: 1..n) and, if the domain reads no other parameter, its own values (`words(steps.reason)`:
+    the keywords, which no column holds)."""
     read = column_of(param.domain)
     if read is not None and read[0] in episode.tables:
         return sorted({row[read[1]] for row in episode.tables[read[0]] if row.get(read[1]) is not None}, key=str)
     if ty == T.STEP:
         return list(range(1, episode.episode["n_steps"] + 1))
     values = set()
+    if not reads_params(param.domain):
+        values.update(hashable(v) for v in evaluator.domain(param.domain, Scope(episode, {}, {})))
     for name, rows in episode.tables.items():
         table = schema.tables_for(episode.episode["env"]).get(name)
         columns = [] if table is None else [c.name for c in table.columns if c.type == ty]
@@ -166,7 +173,7 @@ def main() -> int:
                 if isinstance(param.domain, A.ListLiteral):
                     spaces.append(evaluator.domain(param.domain, Scope(episode, {}, {})))
                 else:
-                    spaces.append(universe(episode, param, compiled.checked.param_types[param.name]))
+                    spaces.append(universe(evaluator, episode, param, compiled.checked.param_types[param.name]))
             size = 1
             for space in spaces:
                 size *= len(space)
@@ -191,8 +198,14 @@ def main() -> int:
                 answerable += 1
                 if key not in asked:
                     found[why] += 1
+        unmeasured = [p.name for p in compiled.checked.template.params
+                      if reads_params(p.domain) and column_of(p.domain) is None
+                      and not any(universe(evaluator, e, p, compiled.checked.param_types[p.name])
+                                  for e in evaluator.episodes)]
         print(f"{compiled.id:<40} answerable {answerable:>6}  not offered or not evaluable: "
-              + (", ".join(f"{r} {found[r]}" for r in REASONS if found[r]) or "none"), flush=True)
+              + (", ".join(f"{r} {found[r]}" for r in REASONS if found[r]) or "none")
+              + (f"  (no universe wider than the domain of {', '.join(unmeasured)}: it reads another"
+                 " parameter, and no column holds its type)" if unmeasured else ""), flush=True)
         totals.update(found)
         silent += answerable == 0
     print(f"{measured} of {considered} templates measured ({silent} with no answerable binding "
