@@ -267,9 +267,11 @@ class _Lowering:
         frm.wheres.append(" AND ".join(requires) or "TRUE")
         columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params), *lets])
         exclude = " EXCLUDE (qtc_accept)" if accept else ""
+        # A text that is blank (a screen of spaces: detective's help menu) is no answer (CONVENTIONS.md, Answers).
+        blank = " AND regexp_matches(c.answer, '\\S')" if t.answer.ty == T.STRING else ""
         sql = (f"SELECT *{exclude}, {self._accepted()} AS accepted FROM (SELECT {columns}, "
                f"FALSE AS adversarial, {accept}{answer.sql} AS answer, {evidence} AS evidence {frm.render()}) c "
-               f"WHERE c.answer IS NOT NULL")
+               f"WHERE c.answer IS NOT NULL{blank}")
         return lo.add("answerable", "assemble", key, sql, "O(cap)", "answerable candidates")
 
     def _unintroduced(self) -> str | None:

@@ -259,7 +259,7 @@ class Evaluator(Visitor):
         if not all(is_true(self.value(r, scope)) for r in self.template.requires):
             return None
         answer = self.value(self.template.answer, scope)
-        if answer is None:
+        if answer is None or (isinstance(answer, str) and not answer.strip()):  # a blank text is no answer
             return None
         unintroduced = self._unintroduced(episode)
         named = [(value, self.checked.param_types.get(name)) for name, value in params.items()]
