@@ -169,6 +169,8 @@ def reference_agreement(traces: Path, cap: int, findings: dict, counts: Counter)
                 findings["engine error"].append(f"{compiled.id} @{horizon}: {str(error)[:200]}")
                 continue
             evaluator = Evaluator(compiled.checked, tables, horizon)
+            print(f"  {compiled.id} @{horizon}: {len(got)} candidates; disagreements so far "
+                  f"{sum(map(len, findings.values()))}", flush=True)
             episodes = {e.episode["episode_id"]: e for e in evaluator.episodes}
             for candidate in got:
                 counts["candidates compared with the reference"] += 1
@@ -276,6 +278,7 @@ def main() -> int:
     parser.add_argument("--crafter-steps", type=int, default=150)
     parser.add_argument("--cap", type=int, default=20, help="bindings per episode and side compared with the reference")
     parser.add_argument("--max-per-template", type=int, default=40)
+    parser.add_argument("--reuse-qa", action="store_true", help="audit the QA sets already in --out")
     args = parser.parse_args()
     args.out = args.out.resolve()
     traces = args.out / "traces"
@@ -286,8 +289,9 @@ def main() -> int:
     counts: Counter = Counter()
     for name, horizon in (("whole", []), ("checkpoints", ["--horizon", ",".join(map(str, CHECKPOINTS))])):
         qa = args.out / f"qa-{name}.jsonl"
-        qtc(["generate", "--traces", str(traces), "--out", str(qa), "--max-per-template", str(args.max_per_template),
-             "--force", "--quiet", *horizon])
+        if not (args.reuse_qa and qa.exists()):
+            qtc(["generate", "--traces", str(traces), "--out", str(qa), "--max-per-template", str(args.max_per_template),
+                 "--force", "--quiet", *horizon])
         qa_checks(qa, traces, findings, counts)
     print(f"generated and checked in {time.time() - started:.0f} s", flush=True)
     reference_agreement(traces, args.cap, findings, counts)
