@@ -277,7 +277,7 @@ class _Lowering:
     def _unintroduced(self) -> str | None:
         """Per episode, the list (`names`) of its things' names not introduced by the horizon (CONVENTIONS.md,
         Items: printed or typed, `introduced_items`) and the list (`rooms`) of its visited rooms whose titles
-        were not (a dark room's); None for a Crafter template, whose things are its
+        were not (a dark room's; of an episode with an object tree, whose loading made `introduced_items`); None for a Crafter template, whose things are its
         game's own words, and for a TextWorld one, whose things are named by the facts of what was in view
         (no introduced_items of its own yet)."""
         if self.checked.env in ("crafter", "textworld"):
@@ -289,9 +289,10 @@ class _Lowering:
             f"SELECT episode_id, n.names, r.rooms FROM (SELECT o.episode_id, list(DISTINCT o.name) AS names "
             f"FROM {objects} o LEFT JOIN {introduced} i ON i.episode_id = o.episode_id AND i.item = o.name "
             f"WHERE o.name IS NOT NULL AND i.item IS NULL GROUP BY o.episode_id) n FULL JOIN ("
-            f"SELECT r.episode_id, list(r.room) AS rooms FROM {rooms} r LEFT JOIN {introduced} i "
-            f"ON i.episode_id = r.episode_id AND i.item = r.title WHERE r.visited AND i.item IS NULL "
-            f"GROUP BY r.episode_id) r USING (episode_id)"), CARD_N,
+            f"SELECT r.episode_id, list(r.room) AS rooms FROM {rooms} r JOIN (SELECT DISTINCT episode_id FROM "
+            f"{objects}) t ON t.episode_id = r.episode_id LEFT JOIN {introduced} i ON i.episode_id = r.episode_id "
+            f"AND i.item = r.title WHERE r.visited AND i.item IS NULL GROUP BY r.episode_id) r USING (episode_id)"),
+            CARD_N,
             "things whose names, and visited rooms whose titles, were not printed or typed by the horizon",
             fence=True)
 

@@ -277,8 +277,9 @@ class Evaluator(Visitor):
         if episode.episode["env"] != "jericho":
             return set()
         introduced = {row["item"] for row in episode.tables.get("introduced_items", [])}
+        objects = episode.tables.get("objects", [])  # none: recorded before object trees, or made by hand
         rooms = {row["room"] for row in episode.tables.get("rooms", []) if row["visited"] and row["title"] not in introduced}
-        return rooms | {row["name"] for row in episode.tables.get("objects", []) if row["name"] not in introduced} - {None}
+        return (rooms if objects else set()) | {row["name"] for row in objects if row["name"] not in introduced} - {None}
 
     def premise_holds(self, episode: EpisodeRows, params: dict, adversarial: A.Adversarial) -> bool:
         """Whether the premise an adversarial clause states as a condition holds for a binding (then its
