@@ -269,33 +269,42 @@ class _Lowering:
         frm.wheres.append(" AND ".join(requires) or "TRUE")
         columns = ", ".join(["c.episode_id", *(f"c.{pcol(p)}" for p in self.params), *self._min_cap(), *lets])
         exclude = " EXCLUDE (qtc_accept)" if accept else ""
+        # A text that is blank (a screen of spaces: detective's help menu) is no answer (CONVENTIONS.md, Answers).
+        blank = " AND regexp_matches(c.answer, '\\S')" if t.answer.ty == T.STRING else ""
         sql = (f"SELECT *{exclude}, {self._accepted()} AS accepted FROM (SELECT {columns}, "
                f"FALSE AS adversarial, {accept}{answer.sql} AS answer, {evidence} AS evidence {frm.render()}) c "
-               f"WHERE c.answer IS NOT NULL")
+               f"WHERE c.answer IS NOT NULL{blank}")
         return lo.add("answerable", "assemble", key, sql, "O(cap)", "answerable candidates")
 
     def _unintroduced(self) -> str | None:
         """Per episode, the list (`names`) of its things' names not introduced by the horizon (CONVENTIONS.md,
-        Items: printed or typed, `introduced_items`); None for a Crafter template, whose things are its
+        Items: printed or typed, `introduced_items`) and the list (`rooms`) of its visited rooms whose titles
+        were not (a dark room's; of an episode with an object tree, whose loading made `introduced_items`); None for a Crafter template, whose things are its
         game's own words, and for a TextWorld one, whose things are named by the facts of what was in view
         (no introduced_items of its own yet)."""
         if self.checked.env in ("crafter", "textworld"):
             return None
         objects = self.lo.table(schema.JERICHO_OBJECTS)
         introduced = self.lo.table(schema.JERICHO_INTRODUCED_ITEMS)
+        rooms = self.lo.table(schema.JERICHO_ROOMS)
         return self.lo.add("unintroduced", "index", (), (
-            f"SELECT o.episode_id, list(DISTINCT o.name) AS names FROM {objects} o LEFT JOIN {introduced} i "
-            f"ON i.episode_id = o.episode_id AND i.item = o.name WHERE o.name IS NOT NULL AND i.item IS NULL "
-            f"GROUP BY o.episode_id"), CARD_N, "things whose names were not printed or typed by the horizon",
+            f"SELECT episode_id, n.names, r.rooms FROM (SELECT o.episode_id, list(DISTINCT o.name) AS names "
+            f"FROM {objects} o LEFT JOIN {introduced} i ON i.episode_id = o.episode_id AND i.item = o.name "
+            f"WHERE o.name IS NOT NULL AND i.item IS NULL GROUP BY o.episode_id) n FULL JOIN ("
+            f"SELECT r.episode_id, list(r.room) AS rooms FROM {rooms} r JOIN (SELECT DISTINCT episode_id FROM "
+            f"{objects}) t ON t.episode_id = r.episode_id LEFT JOIN {introduced} i ON i.episode_id = r.episode_id "
+            f"AND i.item = r.title WHERE r.visited AND i.item IS NULL GROUP BY r.episode_id) r USING (episode_id)"),
+            CARD_N,
+            "things whose names, and visited rooms whose titles, were not printed or typed by the horizon",
             fence=True)
 
     def _introduced(self, value: str, ty) -> str | None:
         """The condition that a value (a name, or a list of names) names no thing whose name was not
         introduced by the horizon, with _unintroduced joined as `qu`; None where it cannot name a thing."""
-        if ty in T.NAMING:
-            return f"NOT coalesce(list_contains(qu.names, {value}), FALSE)"
-        if isinstance(ty, (T.ListOf, T.Bag)) and ty.element in T.NAMING:
-            return f"NOT coalesce(list_has_any(qu.names, {value}), FALSE)"
+        if ty in T.NAMING or ty == T.ROOM:
+            return f"NOT coalesce(list_contains(qu.{_unintroduced_list(ty)}, {value}), FALSE)"
+        if isinstance(ty, (T.ListOf, T.Bag)) and (ty.element in T.NAMING or ty.element == T.ROOM):
+            return f"NOT coalesce(list_has_any(qu.{_unintroduced_list(ty.element)}, {value}), FALSE)"
         return None
 
     def _accepted(self) -> str:
@@ -475,3 +484,8 @@ def _prune(nodes: list[Node], final: str) -> None:
             needed.add(name)
             wanted += by_name[name].inputs
     nodes[:] = [n for n in nodes if n.name in needed]
+
+
+def _unintroduced_list(ty) -> str:
+    """The column of _unintroduced that a value of type `ty` is looked up in: rooms by number, else names."""
+    return "rooms" if ty == T.ROOM else "names"

@@ -259,7 +259,7 @@ class Evaluator(Visitor):
         if not all(is_true(self.value(r, scope)) for r in self.template.requires):
             return None
         answer = self.value(self.template.answer, scope)
-        if answer is None:
+        if answer is None or (isinstance(answer, str) and not answer.strip()):  # a blank text is no answer
             return None
         unintroduced = self._unintroduced(episode)
         named = [(value, self.checked.param_types.get(name)) for name, value in params.items()]
@@ -271,13 +271,15 @@ class Evaluator(Visitor):
                          self._displays(episode, params, lets, answer))
 
     def _unintroduced(self, episode: EpisodeRows) -> set:
-        """The names of the episode's things that were neither printed nor typed by the horizon
-        (CONVENTIONS.md, Items): no answerable question, and no option, names one. None in Crafter
-        (its things are its game's own words)."""
+        """The names of the episode's things that were neither printed nor typed by the horizon, and the
+        numbers of its visited rooms whose titles were not (a dark room's) (CONVENTIONS.md, Items): no
+        answerable question, and no option, names one. None in Crafter (its things are its game's own words)."""
         if episode.episode["env"] != "jericho":
             return set()
         introduced = {row["item"] for row in episode.tables.get("introduced_items", [])}
-        return {row["name"] for row in episode.tables.get("objects", []) if row["name"] not in introduced} - {None}
+        objects = episode.tables.get("objects", [])  # none: recorded before object trees, or made by hand
+        rooms = {row["room"] for row in episode.tables.get("rooms", []) if row["visited"] and row["title"] not in introduced}
+        return (rooms if objects else set()) | {row["name"] for row in objects if row["name"] not in introduced} - {None}
 
     def premise_holds(self, episode: EpisodeRows, params: dict, adversarial: A.Adversarial) -> bool:
         """Whether the premise an adversarial clause states as a condition holds for a binding (then its
@@ -464,12 +466,13 @@ class Evaluator(Visitor):
 
 
 def _names_any(value, ty, names: set) -> bool:
-    """Whether a value of type `ty` (a name, or a list of names: T.NAMING) is, or holds, one of `names`."""
+    """Whether a value of type `ty` (a name or a room, or a list of them) is, or holds, one of `names`
+    (names and room numbers)."""
+    if isinstance(ty, (T.ListOf, T.Bag)):
+        return any(_names_any(v, ty.element, names) for v in value or [])
     if ty in T.NAMING:
         return isinstance(value, str) and value in names
-    if isinstance(ty, (T.ListOf, T.Bag)) and ty.element in T.NAMING:
-        return any(isinstance(v, str) and v in names for v in value or [])
-    return False
+    return ty == T.ROOM and isinstance(value, int) and value in names
 
 
 @functools.cache

@@ -17,7 +17,9 @@ Display names that several rooms seen in the episode share are numbered in the o
 first seen: "Forest (1)", "Forest (2)".
 A name drops the markup some games print around titles (detective's "<< Mayor's house >>"). The
 rooms the episode never entered are named only if the game's walkthrough enters them: places, not
-a hint menu or a limbo kept among the rooms.
+a hint menu or a limbo kept among the rooms. A location first entered at the step that ends the game is
+the game's closing screen, no place (`closing_screen`: detective's "<< Info >>", its credits, entered by
+`up` from the last room): the player stays, for the trace, in the room it was in.
 
 Carried items (CONVENTIONS.md, Items). The player carries every object inside the player object that
 the game's inventory listing shows there (in an open pouch in an open toolkit: ItemNames); each is
@@ -212,6 +214,12 @@ class ItemNames:
         return sorted(self.carried_objects().values())
 
 
+def closing_screen(room: int, entered: Iterable[int], game_over: bool) -> bool:
+    """Whether the location the player is in after a step is the game's closing screen, not a place: one
+    first entered (not in `entered`) at the step that ended the game (detective's "<< Info >>")."""
+    return game_over and room not in entered
+
+
 @dataclass(frozen=True)
 class Walkthrough:
     """What the game's own walkthrough meets: the things it carries at some step (object number -> listed
@@ -229,9 +237,11 @@ def walkthrough(rom: Path) -> Walkthrough:
     names = ItemNames(env)
     items, rooms = names.carried_objects(), {current_room(env).num}
     for action in env.get_walkthrough():
-        env.step(action)
+        done = env.step(action)[2]
         items.update({num: name for num, name in names.carried_objects().items() if num not in items})
-        rooms.add(current_room(env).num)
+        room = current_room(env).num
+        if not closing_screen(room, rooms, done):
+            rooms.add(room)
         if env.game_over():
             break
     return Walkthrough(items, names.known, frozenset(rooms))
@@ -318,6 +328,7 @@ class JerichoSession:
         played = walkthrough(self.rom)
         self._names = ItemNames(self.env, played.names)
         room = current_room(self.env)
+        self._room = room  # where the player is (a closing screen is no place: the room before it)
         self._rooms: dict[int, str] = {}
         self._titles: dict[int, str] = {}
         self._untitled: set[int] = set()  # rooms whose look has printed no matching title yet
@@ -403,6 +414,9 @@ class JerichoSession:
         if not changed_world(self.env, reward, done):
             self._unchanged_steps.append(step)
         room = current_room(self.env)
+        if closing_screen(room.num, self._rooms, done):
+            room = self._room
+        self._room = room
         self._see_room(room)
         self._record_tree(step, room.num)
         inventory = self._names.carried()

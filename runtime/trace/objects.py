@@ -17,6 +17,7 @@ from collections import defaultdict
 import duckdb
 import pyarrow as pa
 
+from qtc.dsl import room_names
 from qtc.dsl.sightings import introduced_steps, mentioned, present, sighted
 
 from .format import TraceText
@@ -95,8 +96,9 @@ def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[s
 
 
 def introduced_items(steps: pa.Table, traces: list[TraceText]) -> list[tuple]:
-    """The rows of `introduced_items` (episode, step, item): each thing of an episode's object tree at the
-    first step its name was printed or typed (dsl/sightings.introduced_steps; step 0: the opening text)."""
+    """The rows of `introduced_items` (episode, step, item): each thing of an episode's object tree, and
+    each visited room's title, at the first step its name was printed or typed
+    (dsl/sightings.introduced_steps; step 0: the opening text). A dark room's title may never be printed."""
     by_episode: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
     for row in steps.select(["episode_id", "step", "action", "obs_after"]).to_pylist():
         by_episode[row["episode_id"]].append((row["step"], row["action"], row["obs_after"]))
@@ -105,7 +107,8 @@ def introduced_items(steps: pa.Table, traces: list[TraceText]) -> list[tuple]:
         header = trace.header
         objects = header.get("objects") if header["env"] == "jericho" else None
         if objects is not None:
-            names = sorted({entry["name"] for entry in objects["tree"] if entry["name"]})
+            titles = room_names.titles([room["display_name"] for room in header["rooms"]])
+            names = sorted({entry["name"] for entry in objects["tree"] if entry["name"]} | set(titles))
             texts = [(0, None, header["initial"]["observation"]), *sorted(by_episode[header["episode_id"]])]
             rows += sorted((header["episode_id"], step, name) for name, step in introduced_steps(names, texts).items())
     return rows

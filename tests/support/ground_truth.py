@@ -22,6 +22,7 @@ from support.paths import TEMPLATES
 
 from qtc.dsl.compile import CompiledTemplate
 from qtc.dsl.compile import statement
+from qtc.dsl.ir.lower import PREMISE_COLUMN
 from qtc.dsl.library import load_library
 from qtc.dsl.reference.evaluator import Candidate, Evaluator, Tables, called_functions, read_tables, unsupported_functions
 from qtc.runtime.trace.store import open_store
@@ -104,13 +105,17 @@ def store_of(episodes: list[TraceEpisode]) -> Store:
 
 
 def sql_candidates(con: duckdb.DuckDBPyConnection, compiled: CompiledTemplate,
-                   horizon: int | None, cap: int | None = None, order: str = "domain") -> list[Candidate]:
+                   horizon: int | None, cap: int | None = None, order: str = "domain",
+                   premise: bool = False) -> list[Candidate]:
     """The candidates of the compiled SQL: every binding, or at most `cap` per episode and side, drawn in
-    `order` (dsl/ir/sample.py)."""
+    `order` (dsl/ir/sample.py); with `premise`, only the false premises checked false, as `qtc generate`
+    keeps them."""
     con.execute("RESET VARIABLE qtc_horizon" if horizon is None else f"SET VARIABLE qtc_horizon = {int(horizon)}")
     con.execute("RESET VARIABLE qtc_max_candidates" if cap is None else f"SET VARIABLE qtc_max_candidates = {cap}")
-    relation = con.sql(statement(compiled, cap, order=order))
+    relation = con.sql(statement(compiled, cap, order=order, premise=premise))
     rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
+    if premise:
+        rows = [row for row in rows if not row["adversarial"] or row[PREMISE_COLUMN]]
     params = [p.name for p in compiled.checked.template.params]
     return [Candidate(
         row["episode_id"], row["adversarial"], {p: row[f"p_{p}"] for p in params},

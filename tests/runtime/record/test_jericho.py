@@ -146,12 +146,17 @@ def test_rooms_never_entered_are_rooms_named_as_the_game_lists_them(jericho_trac
 def test_rooms_are_places_named_as_a_reader_writes_them(tmp_path):
     # issue 30, item 10: detective prints its titles as "<< Mayor's house >>" (its start room without
     # the markup), and keeps a limbo and a help menu among its rooms: names without the markup, and no
-    # room the walkthrough never enters is offered unvisited.
+    # room the walkthrough never enters is offered unvisited. Issue 30 (pseudo-rooms): its last command,
+    # `up` from Room # 30, ends the game in the "<< Info >>" screen (its credits), no place: not a room,
+    # not a move.
     session = JerichoSession(rom_path("detective.z5"), None, "walkthrough", record_valid_actions=False)
-    header = read_episode(record_episode(session, WalkthroughAgent(session.env.get_walkthrough()), tmp_path, 8)).header
-    names = [room["display_name"] for room in header["rooms"] + header["unvisited_rooms"]]
+    episode = read_episode(record_episode(session, WalkthroughAgent(session.env.get_walkthrough()), tmp_path, 60))
+    names = [room["display_name"] for room in episode.header["rooms"] + episode.header["unvisited_rooms"]]
     assert "Mayor's house" in names and "Chief's office" in names
-    assert not [name for name in names if "<" in name or name in ("Limbo", "Help system")]
+    assert not [name for name in names if "<" in name or name in ("Limbo", "Help system", "Info")]
+    last = episode.steps[-1]
+    assert last["done"] and "<< Info >>" in last["obs_after"]
+    assert last["room_after"] == last["room_before"] and not last["moved"] and last["direction"] is None
 
 
 def test_nameable_unvisited_rooms_share_no_words_with_another_room():
