@@ -62,12 +62,14 @@ class Campaign:
         self.outcomes: dict[str, int] = {}
         self.findings: list[dict] = []
         self.seconds = 0.0
+        self.kills = 0
 
     def count(self, what: str) -> None:
         self.outcomes[what] = self.outcomes.get(what, 0) + 1
 
     def finding(self, what: str, detail: str) -> None:
         self.findings.append({"finding": what, "detail": detail[-2000:]})
+        print(f"{self.name}: finding: {what}: {detail[-2000:]}", file=sys.stderr, flush=True)
 
     def start(self, *extra: str) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-c", QTC, *self.argv(), *extra], env={**os.environ, **self.env},
@@ -107,6 +109,10 @@ class Campaign:
             self.finding(f"traceback after {chosen.name}", stderr)
         elif chosen != signal.SIGKILL and code not in (0, 130):
             self.finding(f"exit {code} after {chosen.name}", stderr)
+        self.kills += 1
+        if self.kills % 10 == 0:  # a long campaign shows how far it got
+            print(f"{self.name}: {self.kills} kills: {self.outcomes}, {len(self.findings)} findings", file=sys.stderr,
+                  flush=True)
         return chosen.name, code, stderr
 
     def report(self) -> dict:
