@@ -89,7 +89,9 @@ class Campaign:
         chosen = self.chance.choice(SIGNALS)
         process = self.start(*extra)
         time.sleep(self.chance.uniform(0, 1.1 * self.seconds))
+        handled = True  # whether qtc's handler of the signal was in place when it was sent
         if process.poll() is None:
+            handled = chosen == signal.SIGKILL or _catches(process.pid, chosen)
             if chosen == signal.SIGINT:
                 os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
             else:
@@ -104,10 +106,15 @@ class Campaign:
             self.finding(f"processes left after {chosen.name}", " ".join(self.argv()))
             os.killpg(process.pid, signal.SIGKILL)
         code = process.returncode
-        self.count(f"{chosen.name}: exit {code}")
+        if not handled and code == -chosen and not stderr:
+            # Sent while Python started, before qtc set its handlers, or as it exited (Python restores
+            # the default action then): the process ends by the signal, as any program does.
+            self.count(f"{chosen.name}: exit {code}, before qtc's handlers or after")
+        else:
+            self.count(f"{chosen.name}: exit {code}")
         if "Traceback (most recent call last)" in stderr:
             self.finding(f"traceback after {chosen.name}", stderr)
-        elif chosen != signal.SIGKILL and code not in (0, 130):
+        elif chosen != signal.SIGKILL and code not in (0, 130) and handled:
             self.finding(f"exit {code} after {chosen.name}", stderr)
         self.kills += 1
         if self.kills % 10 == 0:  # a long campaign shows how far it got
@@ -123,6 +130,16 @@ class Campaign:
             with open(os.environ["QTC_FUZZ_REPORT"], "a", encoding="utf-8") as out:
                 out.write(json.dumps(figures) + "\n")
         return figures
+
+
+def _catches(pid: int, chosen: signal.Signals) -> bool:
+    """Whether process `pid` has a handler of the signal `chosen` (its SigCgt mask in Linux's /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return True  # ended meanwhile, or not Linux: judged by its exit code alone
+    return bool(caught >> (chosen - 1) & 1)
 
 
 def _group_ends(group: int) -> bool:
