@@ -56,17 +56,19 @@ def main(argv: list[str] | None = None) -> int:
         command = f"qtc {args.command}"
         interrupt_on_sigterm()
         return modules[args.command].run(args)
-    except InvalidOption as error:  # the library names the option's field; the user typed its flag
-        print(f"{command}: error: {flag(error.field)} {error.message}", file=sys.stderr)
-        return 2
-    except UserError as error:
-        print(f"{command}: error: {error}", file=sys.stderr)
-        return 2
-    except BaseException as error:  # Ctrl-C or SIGTERM, which a library may have turned into its own error
-        if not (isinstance(error, KeyboardInterrupt) or isinstance(error, Exception) and interrupted()):
-            raise
-        print(f"{command}: interrupted", file=sys.stderr)
-        return 130
+    except BaseException as error:
+        # Ctrl-C or SIGTERM first, which a library may have turned into its own error (DuckDB's 'Query
+        # interrupted'; a KeyboardInterrupt raised in a spatial primitive, which a template's failure names)
+        if isinstance(error, KeyboardInterrupt) or isinstance(error, Exception) and interrupted():
+            print(f"{command}: interrupted", file=sys.stderr)
+            return 130
+        if isinstance(error, InvalidOption):  # the library names the option's field; the user typed its flag
+            print(f"{command}: error: {flag(error.field)} {error.message}", file=sys.stderr)
+            return 2
+        if isinstance(error, UserError):
+            print(f"{command}: error: {error}", file=sys.stderr)
+            return 2
+        raise
 
 
 if __name__ == "__main__":

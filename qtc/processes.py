@@ -3,7 +3,10 @@
 A worker process (`qtc play --jobs`, `qtc generate --jobs`) and Jericho's forked object lister ask
 Linux to kill them when the process that started them ends (prctl's parent-death signal), so killing
 qtc, even with SIGKILL, leaves nothing running. SIGTERM stops a command as Ctrl-C does: it is passed on
-to the worker processes as SIGINT and raised here as KeyboardInterrupt.
+to the worker processes as SIGINT and raised here as KeyboardInterrupt. Either interrupts the DuckDB
+queries under way on the connections registered with `interruptible`: DuckDB runs the handler while it
+works, but some of its calls (a relation's Arrow table, `df()`, `fetchmany()`) swallow the
+KeyboardInterrupt and finish their query first, minutes later on a large store.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+import weakref
 from typing import Iterator
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -60,10 +64,20 @@ def stop_pool(executor) -> None:
 
 
 _stopped: list[int] = []  # the signals that asked this process to stop
+_connections: weakref.WeakSet = weakref.WeakSet()  # DuckDB connections a stop interrupts
+
+
+def interruptible(con):
+    """Register the DuckDB connection `con` (returned) so that Ctrl-C or SIGTERM interrupts its query."""
+    _connections.add(con)
+    return con
 
 
 def _interrupted(signum, frame) -> None:
     _stopped.append(signum)
+    for con in list(_connections):
+        with contextlib.suppress(Exception):  # closed already
+            con.interrupt()
     raise KeyboardInterrupt
 
 

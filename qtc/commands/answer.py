@@ -114,54 +114,54 @@ def run(args: argparse.Namespace) -> int:
     client = None if args.dry_run else client_from_args(args)
     questions = read_questions(args.qa)
     pending, already = pending_questions(questions, args.out, args.model, mode)
-    con = open_store(*args.traces)
-    requests = prepare_requests(con, plan_batches(con, pending, mode, args.batch))
-    if isinstance(mode, VisualMode):
-        requests = with_screens(con, requests, mode, layout)
-    counted = None
-    if requests:
-        if client is not None:
-            client.check()
-        sizes = [estimate_tokens(r.messages()) for r in requests]
-        longest = requests[sizes.index(max(sizes))]
-        counted = counted_tokens(client, longest.messages()) if client is not None else None
-        size = (f"{counted} tokens by the server's tokenizer" if counted is not None else
-                f"about {max(sizes)} tokens (four characters a token; a model's tokenizer may count more)")
-        print(f"{len(pending)} question(s) to ask in {len(requests)} request(s); the longest prompt is {size}, "
-              f"and its reply may take {options.tokens(len(longest.batch.questions))} more "
-              f"(episode {longest.batch.episode_id}, {longest.batch.description})")
+    with open_store(*args.traces) as con:  # closed: a second run in this process opens it again
+        requests = prepare_requests(con, plan_batches(con, pending, mode, args.batch))
         if isinstance(mode, VisualMode):
-            costs = [image_cost(r.messages()) for r in requests]
-            most = max(costs, key=lambda cost: cost.tokens)
-            print(f"screens: {sum(c.images for c in costs)} image(s) in all, "
-                  f"{sum(c.bytes for c in costs) / 1e6:.2f} MB as sent; the most in one request: {most}")
-    if args.dry_run:
+            requests = with_screens(con, requests, mode, layout)
+        counted = None
         if requests:
-            messages = requests[0].messages()
-            print("\n\n".join(f"--- {m['role']} ---\n{describe(m['content'])}" for m in messages))
-            print(f"--- about {estimate_tokens(messages)} tokens; at most {options.tokens(len(requests[0].batch.questions))} "
-                  "in reply; nothing was sent ---")
+            if client is not None:
+                client.check()
+            sizes = [estimate_tokens(r.messages()) for r in requests]
+            longest = requests[sizes.index(max(sizes))]
+            counted = counted_tokens(client, longest.messages()) if client is not None else None
+            size = (f"{counted} tokens by the server's tokenizer" if counted is not None else
+                    f"about {max(sizes)} tokens (four characters a token; a model's tokenizer may count more)")
+            print(f"{len(pending)} question(s) to ask in {len(requests)} request(s); the longest prompt is {size}, "
+                  f"and its reply may take {options.tokens(len(longest.batch.questions))} more "
+                  f"(episode {longest.batch.episode_id}, {longest.batch.description})")
+            if isinstance(mode, VisualMode):
+                costs = [image_cost(r.messages()) for r in requests]
+                most = max(costs, key=lambda cost: cost.tokens)
+                print(f"screens: {sum(c.images for c in costs)} image(s) in all, "
+                      f"{sum(c.bytes for c in costs) / 1e6:.2f} MB as sent; the most in one request: {most}")
+        if args.dry_run:
+            if requests:
+                messages = requests[0].messages()
+                print("\n\n".join(f"--- {m['role']} ---\n{describe(m['content'])}" for m in messages))
+                print(f"--- about {estimate_tokens(messages)} tokens; at most {options.tokens(len(requests[0].batch.questions))} "
+                      "in reply; nothing was sent ---")
+            return 0
+
+        def calibrated(estimated: int, prompt_tokens: int) -> None:
+            """Where no tokenizer counted the longest prompt: its size by the first reply's count."""
+            if counted is None and prompt_tokens > estimated * 1.05:
+                print(f"the server counted {prompt_tokens} prompt tokens where about {estimated} were estimated: "
+                      f"the longest prompt is about {max(sizes) * prompt_tokens // estimated} tokens by its count",
+                      file=sys.stderr)
+
+        progress = request_progress("answering", "questions", args.quiet)
+        log = AppendLog(args.log_requests) if args.log_requests else nullcontext()
+        with progress, AppendLog(args.out) as out, log:
+            task = progress.add_task("answering", total=len(pending))
+            answerer = Answerer(client, mode, out, options, lambda n: progress.advance(task, n),
+                                log=log if args.log_requests else None, on_usage=calibrated)
+            try:
+                summary = answerer.run(requests)
+            except RequestTimedOut as error:
+                raise timed_out(error, args, answerer.summary.asked) from None
+        print_summary(summary, already, args.out)
         return 0
-
-    def calibrated(estimated: int, prompt_tokens: int) -> None:
-        """Where no tokenizer counted the longest prompt: its size by the first reply's count."""
-        if counted is None and prompt_tokens > estimated * 1.05:
-            print(f"the server counted {prompt_tokens} prompt tokens where about {estimated} were estimated: "
-                  f"the longest prompt is about {max(sizes) * prompt_tokens // estimated} tokens by its count",
-                  file=sys.stderr)
-
-    progress = request_progress("answering", "questions", args.quiet)
-    log = AppendLog(args.log_requests) if args.log_requests else nullcontext()
-    with progress, AppendLog(args.out) as out, log:
-        task = progress.add_task("answering", total=len(pending))
-        answerer = Answerer(client, mode, out, options, lambda n: progress.advance(task, n),
-                            log=log if args.log_requests else None, on_usage=calibrated)
-        try:
-            summary = answerer.run(requests)
-        except RequestTimedOut as error:
-            raise timed_out(error, args, answerer.summary.asked) from None
-    print_summary(summary, already, args.out)
-    return 0
 
 
 def timed_out(error, args: argparse.Namespace, asked: int):
@@ -211,36 +211,36 @@ def run_memory(args: argparse.Namespace) -> int:
     model = args.model or spec.name
     questions = read_questions(args.qa)
     pending, already = pending_questions(questions, args.out, model, spec)
-    con = open_store(*args.traces)
-    plans = plan_episodes(con, pending)
-    checkpoints = sum(len(plan.checkpoints) for plan in plans)
-    print(f"{len(pending)} question(s) to ask {spec} of {len(plans)} episode(s) at {checkpoints} checkpoint(s), "
-          f"feeding it {sum(plan.steps for plan in plans)} step(s)")
-    if args.dry_run:
+    with open_store(*args.traces) as con:  # closed: a second run in this process opens it again
+        plans = plan_episodes(con, pending)
+        checkpoints = sum(len(plan.checkpoints) for plan in plans)
+        print(f"{len(pending)} question(s) to ask {spec} of {len(plans)} episode(s) at {checkpoints} checkpoint(s), "
+              f"feeding it {sum(plan.steps for plan in plans)} step(s)")
+        if args.dry_run:
+            return 0
+        client = client_from_args(args) if provider.retrieval else None
+        if client is not None and pending:
+            client.check()
+        progress = request_progress("answering", "questions", args.quiet)
+        log = AppendLog(args.log_requests) if args.log_requests else nullcontext()
+        with progress, AppendLog(args.out) as out, log:
+            task = progress.add_task("answering", total=len(pending))
+            advance = lambda n: progress.advance(task, n)  # noqa: E731
+            answerer = (Answerer(client, spec, out, options, advance, log=log if args.log_requests else None)
+                        if client is not None else None)
+            driver = MemoryDriver(con, provider, out, model, args.batch, answerer, advance)
+            try:
+                stats = driver.run(plans)
+            except RequestTimedOut as error:
+                raise timed_out(error, args, answerer.summary.asked + driver.stats.written) from None
+        if answerer is not None:
+            answerer.summary.asked += stats.written  # the provider's failures, written by the driver
+            print_summary(answerer.summary, already, args.out)
+        else:
+            print(f"answered {stats.written} question(s); {already} were already answered in {args.out}")
+        print(f"memory {spec.name}: fed {stats.steps} step(s) in {stats.feed_seconds:.1f}s; "
+              f"{stats.provider_seconds:.1f}s in {'retrieve' if provider.retrieval else 'answer'}")
+        if stats.failed:
+            print(f"{stats.failed} question(s) failed in the provider; their answers are empty with the error "
+                  f"(the first: {stats.first_error})", file=sys.stderr)
         return 0
-    client = client_from_args(args) if provider.retrieval else None
-    if client is not None and pending:
-        client.check()
-    progress = request_progress("answering", "questions", args.quiet)
-    log = AppendLog(args.log_requests) if args.log_requests else nullcontext()
-    with progress, AppendLog(args.out) as out, log:
-        task = progress.add_task("answering", total=len(pending))
-        advance = lambda n: progress.advance(task, n)  # noqa: E731
-        answerer = (Answerer(client, spec, out, options, advance, log=log if args.log_requests else None)
-                    if client is not None else None)
-        driver = MemoryDriver(con, provider, out, model, args.batch, answerer, advance)
-        try:
-            stats = driver.run(plans)
-        except RequestTimedOut as error:
-            raise timed_out(error, args, answerer.summary.asked + driver.stats.written) from None
-    if answerer is not None:
-        answerer.summary.asked += stats.written  # the provider's failures, written by the driver
-        print_summary(answerer.summary, already, args.out)
-    else:
-        print(f"answered {stats.written} question(s); {already} were already answered in {args.out}")
-    print(f"memory {spec.name}: fed {stats.steps} step(s) in {stats.feed_seconds:.1f}s; "
-          f"{stats.provider_seconds:.1f}s in {'retrieve' if provider.retrieval else 'answer'}")
-    if stats.failed:
-        print(f"{stats.failed} question(s) failed in the provider; their answers are empty with the error "
-              f"(the first: {stats.first_error})", file=sys.stderr)
-    return 0

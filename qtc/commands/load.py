@@ -35,16 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import duckdb
-
     from qtc.runtime.trace.format import ADDED_HEADER_FIELDS
+    from qtc.runtime.trace.lockdown import connect_memory
     from qtc.runtime.trace.parquet import check_new, write_corpus
     from qtc.runtime.trace.store import connect_database, load_traces
 
     if args.parquet:
         check_new(args.parquet)
     start = time.perf_counter()
-    with connect_database(args.db) if args.db else duckdb.connect() as con:
+    with connect_database(args.db) if args.db else connect_memory() as con:
         report = load_traces(con, args.traces)
         if args.parquet:
             write_corpus(con, args.parquet)

@@ -9,8 +9,10 @@ paths (a shared file system); nothing else travels but the statements and the ro
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import tempfile
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,14 +89,20 @@ def _connect(ray, address: str) -> None:
     """ray.init from an empty folder. Ray puts the driver's working directory first on every worker's
     sys.path (for a script's own modules): run in a checkout's folder, the workers would import its qtc/
     folder (the command line only: pyproject.toml maps dsl/ and runtime/ into the package) instead of the
-    installed qtc, and fail with "No module named 'qtc.runtime'"."""
+    installed qtc, and fail with "No module named 'qtc.runtime'". Ray's driver sets its own handler of
+    SIGTERM (a log line, exit 1), put back to qtc's, which stops the run as Ctrl-C does."""
     home = os.getcwd()
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     with tempfile.TemporaryDirectory(prefix="qtc-ray-driver-") as empty:
         os.chdir(empty)
         try:
             ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         finally:
             os.chdir(home)
+            if threading.current_thread() is threading.main_thread():
+                for number, handler in handlers.items():
+                    if handler is not None:
+                        signal.signal(number, handler)
 
 
 def _check_reachable(address: str) -> None:

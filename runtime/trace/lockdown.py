@@ -16,6 +16,7 @@ import duckdb
 
 from qtc.errors import UserError
 from qtc.files import require_regular_file
+from qtc.processes import interruptible
 
 # Set when a connection is made, before it runs anything.
 _SAFE_CONFIG = {"enable_external_access": False, "autoload_known_extensions": False,
@@ -51,7 +52,7 @@ def connect_file(path: Path, read_only: bool, config: dict) -> duckdb.DuckDBPyCo
     """A connection to the database at `path`, reading nothing else, holding qtc's tables only."""
     check_duckdb_file(path)
     try:
-        con = duckdb.connect(str(path), read_only=read_only, config=_SAFE_CONFIG | config)
+        con = interruptible(duckdb.connect(str(path), read_only=read_only, config=_SAFE_CONFIG | config))
     except duckdb.Error as error:
         raise UserError(f"{path}: cannot open database: {str(error).splitlines()[0]}") from None
     try:
@@ -66,7 +67,7 @@ def connect_memory(readable: os.PathLike | str | None = None) -> duckdb.DuckDBPy
     """An in-memory connection. Given the folder of a corpus (`readable`), it reads no file but those
     under it; without, it is the store of trace files qtc loads itself, and a user's `qtc sql` on it may
     read their own files (join a QA file, say): no SQL but qtc's and the user's runs there."""
-    con = duckdb.connect(config={k: v for k, v in _SAFE_CONFIG.items() if k != "enable_external_access"})
+    con = interruptible(duckdb.connect(config={k: v for k, v in _SAFE_CONFIG.items() if k != "enable_external_access"}))
     if readable is not None:
         # The folder is allowed before access is turned off (DuckDB takes it only while access is on), as
         # it is named and as a glob names it (DuckDB checks the pattern it is given: parquet.attach_corpus).

@@ -62,12 +62,14 @@ class Campaign:
         self.outcomes: dict[str, int] = {}
         self.findings: list[dict] = []
         self.seconds = 0.0
+        self.kills = 0
 
     def count(self, what: str) -> None:
         self.outcomes[what] = self.outcomes.get(what, 0) + 1
 
     def finding(self, what: str, detail: str) -> None:
         self.findings.append({"finding": what, "detail": detail[-2000:]})
+        print(f"{self.name}: finding: {what}: {detail[-2000:]}", file=sys.stderr, flush=True)
 
     def start(self, *extra: str) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-c", QTC, *self.argv(), *extra], env={**os.environ, **self.env},
@@ -87,7 +89,9 @@ class Campaign:
         chosen = self.chance.choice(SIGNALS)
         process = self.start(*extra)
         time.sleep(self.chance.uniform(0, 1.1 * self.seconds))
+        handled = True  # whether qtc's handler of the signal was in place when it was sent
         if process.poll() is None:
+            handled = chosen == signal.SIGKILL or _catches(process.pid, chosen)
             if chosen == signal.SIGINT:
                 os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
             else:
@@ -102,11 +106,20 @@ class Campaign:
             self.finding(f"processes left after {chosen.name}", " ".join(self.argv()))
             os.killpg(process.pid, signal.SIGKILL)
         code = process.returncode
-        self.count(f"{chosen.name}: exit {code}")
+        if not handled and code == -chosen and not stderr:
+            # Sent while Python started, before qtc set its handlers, or as it exited (Python restores
+            # the default action then): the process ends by the signal, as any program does.
+            self.count(f"{chosen.name}: exit {code}, before qtc's handlers or after")
+        else:
+            self.count(f"{chosen.name}: exit {code}")
         if "Traceback (most recent call last)" in stderr:
             self.finding(f"traceback after {chosen.name}", stderr)
-        elif chosen != signal.SIGKILL and code not in (0, 130):
+        elif chosen != signal.SIGKILL and code not in (0, 130) and handled:
             self.finding(f"exit {code} after {chosen.name}", stderr)
+        self.kills += 1
+        if self.kills % 10 == 0:  # a long campaign shows how far it got
+            print(f"{self.name}: {self.kills} kills: {self.outcomes}, {len(self.findings)} findings", file=sys.stderr,
+                  flush=True)
         return chosen.name, code, stderr
 
     def report(self) -> dict:
@@ -117,6 +130,16 @@ class Campaign:
             with open(os.environ["QTC_FUZZ_REPORT"], "a", encoding="utf-8") as out:
                 out.write(json.dumps(figures) + "\n")
         return figures
+
+
+def _catches(pid: int, chosen: signal.Signals) -> bool:
+    """Whether process `pid` has a handler of the signal `chosen` (its SigCgt mask in Linux's /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return True  # ended meanwhile, or not Linux: judged by its exit code alone
+    return bool(caught >> (chosen - 1) & 1)
 
 
 def _group_ends(group: int) -> bool:

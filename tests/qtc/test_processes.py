@@ -90,3 +90,44 @@ def test_sigterm_stops_play_jobs_as_ctrl_c_does(tmp_path):
     stderr = run.stderr.read()
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     assert until(lambda: not any(alive(pid) for pid in workers))
+
+
+# A query DuckDB would take hours over, read as `qtc sql` reads it (a relation's Arrow table: a call that
+# swallows the KeyboardInterrupt of the signal handler and goes on with its query unless it is interrupted).
+ENDLESS_QUERY = "SELECT count(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3"
+
+
+def test_sigterm_or_ctrl_c_during_a_long_query_stops_qtc_sql_at_once(crafter_trace_dir):
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        # The child signals itself once it has begun (a second or so later the store is loaded and the
+        # query under way), so that no signal meets a process still starting.
+        run = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+            import os, signal, sys, threading
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            from qtc.cli import main
+            threading.Timer(3, os.kill, (os.getpid(), {stop.value})).start()
+            sys.exit(main(["sql", {ENDLESS_QUERY!r}, {str(crafter_trace_dir)!r}]))
+            """)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
+        try:
+            assert run.wait(WAIT_SECONDS) == 130, stop
+        finally:
+            run.kill()
+        assert run.stderr.read() == "qtc sql: interrupted\n"
+
+
+def test_a_failure_that_a_stop_caused_is_reported_as_interrupted(monkeypatch, capsys):
+    # A KeyboardInterrupt raised in a spatial primitive reaches generate as DuckDB's error, which names
+    # the template that failed: after SIGTERM or Ctrl-C, that is an interruption, exit 130.
+    from qtc import cli, processes
+    from qtc.commands import sql
+    from qtc.errors import UserError
+
+    def failing(args):
+        raise UserError("template crafter.x failed to run: Invalid Input Error: ... KeyboardInterrupt")
+
+    monkeypatch.setattr(sql, "run", failing)
+    assert cli.main(["sql", "SELECT 1", "none.duckdb"]) == 2
+    assert capsys.readouterr().err.startswith("qtc sql: error: template crafter.x failed to run")
+    monkeypatch.setattr(processes, "_stopped", [signal.SIGTERM])
+    assert cli.main(["sql", "SELECT 1", "none.duckdb"]) == 130
+    assert capsys.readouterr().err == "qtc sql: interrupted\n"

@@ -266,3 +266,16 @@ def test_random_broken_replies():
 def test_random_broken_replies_deep():
     ask_broken_replies(int(os.environ.get("QTC_FUZZ_REPLIES", "5000")),
                        int(os.environ.get("QTC_FUZZ_SEED") or random.randrange(2**32)))
+
+
+def test_answer_closes_its_store_so_a_second_run_in_the_same_process_opens_it_again(tmp_path, crafter_db,
+                                                                                     crafter_trace_dir, capsys):
+    # DuckDB shares a database file's instance among a process's connections: one left open kept the
+    # spatial primitives registered, and the next run's registration failed (a CatalogException).
+    qa = write_jsonl(tmp_path / "qa.jsonl", crafter_questions(crafter_db, 1))
+    db = tmp_path / "store.duckdb"
+    assert main(["load", str(crafter_trace_dir), "--db", str(db)]) == 0
+    for _ in range(2):
+        assert main(["answer", "--qa", str(qa), "--traces", str(db), "--model", "stub", "--dry-run",
+                     "--out", str(tmp_path / "answers.jsonl")]) == 0
+    assert "Traceback" not in capsys.readouterr().err

@@ -83,3 +83,17 @@ def test_an_address_where_something_else_listens_is_a_message_not_a_hang(reply, 
     assert (run.returncode, run.stderr) == (2, f"qtc generate: error: --ray {address}: what listens there is not a Ray "
                                                "cluster (it does not speak gRPC); give the head node's GCS address, "
                                                "printed by `ray start --head`\n")
+
+
+def test_sigterm_after_connecting_stops_the_driver_as_ctrl_c_does(ray_cluster):
+    # Ray's driver sets its own SIGTERM handler when it connects (found by the kill campaign: `*** SIGTERM
+    # received ***`, exit 1); qtc's is put back. The child sets its handlers as qtc's command line does.
+    code = ("import os, signal, ray; from qtc.processes import interrupt_on_sigterm; "
+            "from qtc.runtime.generate.ray_cluster import _connect; "
+            "signal.signal(signal.SIGINT, signal.default_int_handler); interrupt_on_sigterm(); "
+            f"_connect(ray, {ray_cluster.address!r})\n"
+            "try:\n    os.kill(os.getpid(), signal.SIGTERM); signal.pause()\n"
+            "except KeyboardInterrupt:\n    print('interrupted')")
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **ray_cluster.env}, capture_output=True,
+                          text=True, cwd=REPO, timeout=300)
+    assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr
