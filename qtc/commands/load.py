@@ -38,12 +38,14 @@ def run(args: argparse.Namespace) -> int:
     from qtc.runtime.trace.format import ADDED_HEADER_FIELDS
     from qtc.runtime.trace.lockdown import connect_memory
     from qtc.runtime.trace.parquet import check_new, write_corpus
-    from qtc.runtime.trace.store import connect_database, load_traces
+    from qtc.runtime.trace.store import check_current, connect_database, load_traces
 
     if args.parquet:
         check_new(args.parquet)
     start = time.perf_counter()
     with connect_database(args.db) if args.db else connect_memory() as con:
+        if args.db:  # episodes of an earlier qtc's rules are not mixed with this one's
+            check_current(con, args.db, loading=True)
         report = load_traces(con, args.traces)
         if args.parquet:
             write_corpus(con, args.parquet)

@@ -29,6 +29,10 @@ from qtc.files import jsonl_line, require_regular_file, write_text_atomic
 
 FORMAT = "qtc-trace"
 FORMAT_VERSION = schema.FORMAT_VERSION
+# What `qtc load` derives from traces of this format: raised whenever a change of qtc makes the derived
+# tables of the same traces differ (0.8.0: room titles in introduced_items), so that a store or corpus
+# made before is refused with a message, not read for questions of the old rules.
+DERIVATIONS = 2
 SUFFIX = ".jsonl"
 PARTIAL_SUFFIX = ".jsonl.partial"
 

@@ -22,7 +22,7 @@ from qtc.dsl import schema
 from qtc.dsl.sql import sql_string
 from qtc.errors import UserError
 
-from .format import FORMAT_VERSION
+from .format import DERIVATIONS, FORMAT_VERSION
 from .frames import TABLE as FRAMES_TABLE, record_frames
 
 MARKER = "qtc-corpus.json"
@@ -66,7 +66,8 @@ def write_corpus(con: duckdb.DuckDBPyConnection, directory: Path) -> None:
             con.execute(f"COPY ({rows}) TO {sql_string(str(staging / name))} "
                         f"(FORMAT parquet, PARTITION_BY ({', '.join(_partitions(columns))}))")
         rows = {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in tables}
-        (staging / MARKER).write_text(json.dumps({"format_version": FORMAT_VERSION, "tables": tables, "rows": rows},
+        (staging / MARKER).write_text(json.dumps({"format_version": FORMAT_VERSION, "derivations": DERIVATIONS,
+                                                  "tables": tables, "rows": rows},
                                                  indent=1), encoding="utf-8")
         os.replace(staging, directory)
     except BaseException:
@@ -90,6 +91,9 @@ def _marker_tables(directory: Path) -> tuple[dict[str, list[str]], dict[str, int
     if marker.get("format_version") != FORMAT_VERSION:
         raise UserError(f"{directory}: a corpus of trace format {marker.get('format_version')!r}; this qtc reads "
                         f"{FORMAT_VERSION}: load the traces again")
+    if marker.get("derivations") != DERIVATIONS:
+        raise UserError(f"{directory}: made by an earlier qtc, whose tables derived from the traces differ from "
+                        "this one's: write the corpus again with `qtc load --parquet`")
     for name, columns in tables.items():
         if name not in STORE_TABLES:
             raise UserError(f"{path}: names a table {name!r}, which qtc does not make")

@@ -42,7 +42,7 @@ from . import lockdown
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, introduced_items, register_objects, sightings
 from . import textworld
 from .parquet import attach_corpus, is_corpus
-from .format import (ADDED_HEADER_FIELDS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
+from .format import (ADDED_HEADER_FIELDS, DERIVATIONS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
                      read_text, read_text_carefully, shape_fits, trace_files)
 
 DB_SUFFIX = ".duckdb"
@@ -482,6 +482,7 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
                 con.execute(f"INSERT INTO {table.sql_name} SELECT * FROM qtc_batch")
             con.unregister("qtc_batch")
         record_frames(con, frames)
+        con.execute(f"COMMENT ON TABLE {schema.EPISODES.sql_name} IS '{DERIVATIONS_STAMP}'")
         con.commit()
     except BaseException:
         con.rollback()
@@ -499,9 +500,14 @@ def connect_database(path: os.PathLike | str, read_only: bool = False) -> duckdb
     return lockdown.connect_file(Path(path), read_only, config)
 
 
+# Written on the episodes table of a database by every load (a comment: no object of its own).
+DERIVATIONS_STAMP = f"qtc derivations {DERIVATIONS}"
+
+
 def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str, loading: bool = False) -> None:
     """A UserError naming what a store made by an earlier qtc lacks (a table or column added since, all
-    of them derived from the traces), rather than a query failing on it later; or, when nothing is to be
+    of them derived from the traces), rather than a query failing on it later, or saying that its rows
+    were derived by other rules (its stamp, DERIVATIONS_STAMP, is another's); or, when nothing is to be
     loaded into it, saying that a database without the trace tables is no store."""
     present = {(table, column) for table, column in con.execute(
         "SELECT table_name, column_name FROM duckdb_columns()").fetchall()}
@@ -516,6 +522,12 @@ def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str, loa
     if missing:
         raise UserError(f"{source}: made by an earlier qtc, it lacks {', '.join(dict.fromkeys(missing))}: "
                         "load its traces again (all of these are derived from them)")
+    stamped = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ?",
+                          [schema.EPISODES.sql_name]).fetchall()  # none for a corpus: its marker is checked
+    if stamped and stamped[0][0] != DERIVATIONS_STAMP and con.execute(
+            f"SELECT count(*) FROM {schema.EPISODES.sql_name}").fetchall()[0][0]:
+        raise UserError(f"{source}: made by an earlier qtc, whose tables derived from the traces differ from this "
+                        "one's: load its traces again into a new database")
 
 
 def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None,

@@ -407,3 +407,26 @@ def test_the_rooms_table_holds_the_rooms_a_question_can_name_and_older_traces_lo
     old = duckdb.connect(str(tmp_path / "old.duckdb"))
     assert old.execute("SELECT bool_and(visited), count(*) FROM jericho_rooms").fetchone() == (True, len(header["rooms"]))
     assert old.execute("SELECT count(*) FROM vocab WHERE kind = 'room'").fetchone()[0] == 0
+
+def test_a_store_or_corpus_derived_by_an_earlier_qtc_is_refused_not_read(tmp_path, crafter_trace_dir, jericho_trace_dir,
+                                                                         capsys):
+    """Its tables and columns may be this qtc's while what they hold is not (0.8.0: room titles in
+    introduced_items): every load stamps the store with `DERIVATIONS`, and a store or corpus of another
+    stamp is refused by the commands that read it and by a load that would add to it."""
+    database, corpus = tmp_path / "old.duckdb", tmp_path / "old-corpus"
+    assert main(["load", "--db", str(database), str(crafter_trace_dir)]) == 0
+    assert main(["load", "--parquet", str(corpus), str(crafter_trace_dir)]) == 0
+    assert main(["sql", "SELECT count(*) FROM episodes", str(database)]) == 0
+    con = duckdb.connect(str(database))
+    con.execute("COMMENT ON TABLE episodes IS 'qtc derivations 1'")
+    con.close()
+    marker = corpus / "qtc-corpus.json"
+    marker.write_text(marker.read_text().replace(f'"derivations": {store.DERIVATIONS}', '"derivations": 1'))
+    capsys.readouterr()
+    for command in (["sql", "SELECT count(*) FROM episodes", str(database)],
+                    ["load", "--db", str(database), str(jericho_trace_dir)],
+                    ["sql", "SELECT count(*) FROM episodes", str(corpus)]):
+        assert main(command) == 2, command
+        assert "made by an earlier qtc, whose tables derived from the traces differ from this one's" in \
+            capsys.readouterr().err
+    assert duckdb.connect(str(database), read_only=True).execute("SELECT count(*) FROM episodes").fetchall() == [(1,)]
