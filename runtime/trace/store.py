@@ -42,8 +42,8 @@ from . import lockdown
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, introduced_items, register_objects, sightings
 from . import textworld
 from .parquet import attach_corpus, is_corpus
-from .format import (ADDED_HEADER_FIELDS, DERIVATIONS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql, duckdb_structure,
-                     read_text, read_text_carefully, shape_fits, trace_files)
+from .format import (ADDED_HEADER_FIELDS, DERIVATIONS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql,
+                     duckdb_structure, read_text, read_text_carefully, shape_fits, trace_files)
 
 DB_SUFFIX = ".duckdb"
 # A database file is written in DuckDB 1.4's storage format, which the released DuckDB CLIs open.
