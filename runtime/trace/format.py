@@ -33,6 +33,12 @@ FORMAT_VERSION = schema.FORMAT_VERSION
 # tables of the same traces differ (0.8.0: room titles in introduced_items), so that a store or corpus
 # made before is refused with a message, not read for questions of the old rules.
 DERIVATIONS = 2
+
+
+def derived_by_other_rules(source: object, remedy: str) -> UserError:
+    """The refusal of a store or corpus whose stamp is not DERIVATIONS (`remedy`: how to make it again)."""
+    return UserError(f"{source}: made by an earlier qtc, whose tables derived from the traces differ from this "
+                     f"one's: {remedy}")
 SUFFIX = ".jsonl"
 PARTIAL_SUFFIX = ".jsonl.partial"
 

@@ -22,7 +22,7 @@ from qtc.dsl import schema
 from qtc.dsl.sql import sql_string
 from qtc.errors import UserError
 
-from .format import DERIVATIONS, FORMAT_VERSION
+from .format import DERIVATIONS, FORMAT_VERSION, derived_by_other_rules
 from .frames import TABLE as FRAMES_TABLE, record_frames
 
 MARKER = "qtc-corpus.json"
@@ -92,8 +92,7 @@ def _marker_tables(directory: Path) -> tuple[dict[str, list[str]], dict[str, int
         raise UserError(f"{directory}: a corpus of trace format {marker.get('format_version')!r}; this qtc reads "
                         f"{FORMAT_VERSION}: load the traces again")
     if marker.get("derivations") != DERIVATIONS:
-        raise UserError(f"{directory}: made by an earlier qtc, whose tables derived from the traces differ from "
-                        "this one's: write the corpus again with `qtc load --parquet`")
+        raise derived_by_other_rules(directory, "write the corpus again with `qtc load --parquet`")
     for name, columns in tables.items():
         if name not in STORE_TABLES:
             raise UserError(f"{path}: names a table {name!r}, which qtc does not make")

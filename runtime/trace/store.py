@@ -42,8 +42,8 @@ from . import lockdown
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, introduced_items, register_objects, sightings
 from . import textworld
 from .parquet import attach_corpus, is_corpus
-from .format import (ADDED_HEADER_FIELDS, DERIVATIONS, HEADER_SPECS, STEP_SPECS, TraceText, duckdb_checks_sql,
-                     duckdb_structure, read_text, read_text_carefully, shape_fits, trace_files)
+from .format import (ADDED_HEADER_FIELDS, DERIVATIONS, HEADER_SPECS, STEP_SPECS, TraceText, derived_by_other_rules,
+                     duckdb_checks_sql, duckdb_structure, read_text, read_text_carefully, shape_fits, trace_files)
 
 DB_SUFFIX = ".duckdb"
 # A database file is written in DuckDB 1.4's storage format, which the released DuckDB CLIs open.
@@ -526,8 +526,7 @@ def check_current(con: duckdb.DuckDBPyConnection, source: os.PathLike | str, loa
                           [schema.EPISODES.sql_name]).fetchall()  # none for a corpus: its marker is checked
     if stamped and stamped[0][0] != DERIVATIONS_STAMP and con.execute(
             f"SELECT count(*) FROM {schema.EPISODES.sql_name}").fetchall()[0][0]:
-        raise UserError(f"{source}: made by an earlier qtc, whose tables derived from the traces differ from this "
-                        "one's: load its traces again into a new database")
+        raise derived_by_other_rules(source, "load its traces again into a new database")
 
 
 def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None,
