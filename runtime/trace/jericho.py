@@ -15,7 +15,7 @@ from qtc.errors import UserError
 
 from . import text_games
 from .changes import with_changed
-from .environment import HEADER_COMMON, ROOM_SPEC, TraceEnvironment, arrow_table, step_spec, steps_sql
+from .environment import HEADER_COMMON, ROOM_SPEC, TraceEnvironment, arrow_table, step_spec
 from .objects import LOCATIONS_SQL, OBJECTS_SQL, introduced_items, register_objects, sightings
 
 HEADER_SPEC = {
@@ -160,9 +160,7 @@ JERICHO = TraceEnvironment(
     check_header=check_header,
     check_trace=text_games.check_rooms,
     register=text_games.start_rooms("jericho"),
-    table_sql={schema.JERICHO_STEPS: steps_sql(schema.JERICHO_STEPS, "jericho"),
-               schema.JERICHO_ITEM_EVENTS: text_games.item_events_sql("jericho"),
-               schema.JERICHO_ROOM_EVENTS: text_games.room_events_sql("jericho")},
+    table_sql=text_games.table_sql(schema.JERICHO_STEPS, schema.JERICHO_ITEM_EVENTS, schema.JERICHO_ROOM_EVENTS),
     derive=derive,
     vocabulary=text_games.header_vocabulary,
     room_subjects=room_subjects,

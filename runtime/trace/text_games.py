@@ -16,7 +16,7 @@ from qtc.dsl.conventions import command, command_direction
 from qtc.dsl.rejected import parser_refused
 from qtc.errors import UserError
 
-from .environment import events_sql
+from .environment import events_sql, steps_sql
 
 # The fields a text game's step line may hold as null: a reason no agent gave, a move in no direction,
 # valid actions not asked for.
@@ -44,7 +44,7 @@ def start_rooms(env: str) -> Callable:
 _CHANGED = "rec.room_before != rec.room_after"
 
 
-def item_events_sql(env: str) -> str:
+def _item_events_sql(env: str) -> str:
     """A text game's items gained and lost, from each step's inventories before and after."""
     return events_sql(
         "step, item, CASE WHEN amount > 0 THEN 'gained' ELSE 'lost' END, room",
@@ -56,7 +56,7 @@ def item_events_sql(env: str) -> str:
         "step, amount < 0, item")
 
 
-def room_events_sql(env: str) -> str:
+def _room_events_sql(env: str) -> str:
     """A text game's rooms entered and left: the start room at step 0, then each step that changed the room."""
     return events_sql(
         "step, room, change",
@@ -64,6 +64,12 @@ def room_events_sql(env: str) -> str:
         f"SELECT file, rec.step, rec.room_before, 'left', 1 FROM {env}_lines WHERE {_CHANGED} UNION ALL "
         f"SELECT file, rec.step, rec.room_after, 'entered', 2 FROM {env}_lines WHERE {_CHANGED}",
         "step, k")
+
+
+def table_sql(steps: schema.Table, item_events: schema.Table, room_events: schema.Table) -> dict[schema.Table, str]:
+    """The table_sql of a text game: its steps, items gained and lost, rooms entered and left."""
+    env = steps.env
+    return {steps: steps_sql(steps, env), item_events: _item_events_sql(env), room_events: _room_events_sql(env)}
 
 
 # A text game's derived step columns, each a rule of dsl/conventions.py applied to the action (CONVENTIONS.md,

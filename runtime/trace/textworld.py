@@ -18,7 +18,7 @@ from qtc.dsl import schema
 from qtc.errors import UserError
 
 from . import text_games
-from .environment import HEADER_COMMON, ROOM_SPEC, TraceEnvironment, arrow_table, step_spec, steps_sql
+from .environment import HEADER_COMMON, ROOM_SPEC, TraceEnvironment, arrow_table, step_spec
 
 # A fact is [predicate, argument names...] (docs/trace-format.md, TextWorld): a predicate and one to three
 # arguments.
@@ -166,9 +166,8 @@ TEXTWORLD = TraceEnvironment(
     check_step=check_step,
     check_trace=text_games.check_rooms,
     register=text_games.start_rooms("textworld"),
-    table_sql={schema.TEXTWORLD_STEPS: steps_sql(schema.TEXTWORLD_STEPS, "textworld"),
-               schema.TEXTWORLD_ITEM_EVENTS: text_games.item_events_sql("textworld"),
-               schema.TEXTWORLD_ROOM_EVENTS: text_games.room_events_sql("textworld")},
+    table_sql=text_games.table_sql(schema.TEXTWORLD_STEPS, schema.TEXTWORLD_ITEM_EVENTS,
+                                   schema.TEXTWORLD_ROOM_EVENTS),
     derive=derive,
     vocabulary=text_games.header_vocabulary,
     # its rooms' names are its own, one room each
