@@ -455,13 +455,17 @@ EVENT_SUBJECTS = Table("event_subjects", "any", (
 @dataclass(frozen=True)
 class Environment:
     """What the language knows of an environment (docs/architecture.md, Adding an environment): its tables
-    (env-prefixed in DuckDB), its vocabulary kinds with the language type of their values, and for a game
-    whose rooms are numbers the table that names them (the compiler shows rooms by its display names)."""
+    (env-prefixed in DuckDB), its vocabulary kinds with the language type of their values, for a game
+    whose rooms are numbers the table that names them (the compiler shows rooms by its display names), and
+    whether a question may name its things and rooms only once the game printed or the agent typed their
+    names (CONVENTIONS.md, Items: the names rule, read from Jericho's `introduced_items`, `objects` and
+    `rooms`); a game whose things are its own fixed words (Crafter) names any."""
     name: str
     tables: tuple[Table, ...]
     vocab_kinds: dict[str, T.Type]
     events: EnvironmentEvents
     rooms: Table | None = None
+    names_introduced: bool = False
 
 
 @dataclass(frozen=True)
@@ -497,7 +501,8 @@ JERICHO = Environment("jericho", (
     JERICHO_STEPS, JERICHO_ROOMS, JERICHO_ITEM_EVENTS, JERICHO_ROOM_EVENTS, JERICHO_NAMED_ITEMS,
     JERICHO_INTRODUCED_ITEMS,
     JERICHO_OBJECTS, JERICHO_OBJECT_LOCATIONS, JERICHO_SIGHTINGS, JERICHO_THINGS_PRESENT, JERICHO_MENTIONS,
-), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXT_GAME_EVENTS, JERICHO_ROOMS)
+), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXT_GAME_EVENTS, JERICHO_ROOMS,
+    names_introduced=True)
 
 CRAFTER = Environment("crafter", (
     CRAFTER_STEPS, CRAFTER_INVENTORY, CRAFTER_VIEW, CRAFTER_CREATURES, CRAFTER_MAP_INIT,

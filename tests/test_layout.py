@@ -210,3 +210,92 @@ def test_every_package_folder_is_installed():
     unlisted = sorted(module_name(f / "__init__.py") for f in folders)
     unlisted = [name for name in unlisted if name not in listed]
     assert not unlisted, f"add to pyproject's packages: {unlisted}"
+
+
+# ---- environments as plug-ins (docs/architecture.md, Adding an environment) ----
+
+# The environments' names, as dsl/schema.py declares them (read from the source: the language is not run here).
+ENV_NAMES = frozenset(node.args[0].value for node in ast.walk(ast.parse((REPO / "dsl" / "schema.py").read_text()))
+                      if isinstance(node, ast.Call) and dotted(node.func) == "Environment"
+                      and node.args and isinstance(node.args[0], ast.Constant))
+# Modules that still branch on an environment's name, each with why, checked as strict xfails so that
+# the rule holds for every other module and these stay visible.
+NAME_TESTS_LEFT = {
+    "qtc.dsl.vocabulary": "Crafter's fixed vocabularies, read from its data only once a Crafter template is checked",
+    "qtc.runtime.record.agents": "the llm agent's prompt, a text game's state or Crafter's",
+    "qtc.runtime.record.emembench": "EMemBench's two log formats, one per game it ran",
+    "qtc.runtime.record.emembench_import": "EMemBench's two log formats, one per game it ran",
+}
+
+
+def own_module(module: str) -> bool:
+    """Whether a module is one of an environment's own (named for it: runtime/trace/jericho.py,
+    runtime/record/crafter_agent.py, dsl/crafter_data.py), where its name may be compared."""
+    return any(env in module.rpartition(".")[2] for env in ENV_NAMES)
+
+
+def names_an_env(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in ENV_NAMES
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(names_an_env(e) for e in node.elts)
+
+
+def env_name_tests(source: str) -> list[int]:
+    """The lines where `source` compares something with an environment's name, or matches one."""
+    return sorted({node.lineno for node in ast.walk(ast.parse(source))
+                   if isinstance(node, ast.Compare) and any(map(names_an_env, [node.left, *node.comparators]))
+                   or isinstance(node, ast.MatchValue) and names_an_env(node.value)})
+
+
+@functools.cache
+def modules_testing_env_names() -> dict[str, list[int]]:
+    found = {}
+    for path in python_files():
+        module = module_name(path)
+        if module is not None and not own_module(module):
+            lines = env_name_tests(path.read_text(encoding="utf-8"))
+            if lines:
+                found[module] = lines
+    return found
+
+
+def test_the_name_scan_sees_comparisons_and_matches():
+    assert ENV_NAMES == {"jericho", "crafter", "textworld"}
+    source = ('if env == "crafter": pass\nx = a if env in ("jericho", "other") else b\n'
+              'match env:\n    case "textworld": pass\ny = env == CRAFTER.name\nz = {"crafter": 1}["crafter"]\n')
+    assert env_name_tests(source) == [1, 2, 4]
+    assert own_module("qtc.runtime.trace.jericho") and own_module("qtc.dsl.crafter_data")
+    assert not own_module("qtc.runtime.trace.store")
+
+
+def test_no_stage_branches_on_an_environment_name():
+    """Stage code reads an environment's record (runtime/*/registry.py, dsl/schema.py's ENVIRONMENTS);
+    only the environment's own modules speak its name."""
+    found = {module: lines for module, lines in modules_testing_env_names().items() if module not in NAME_TESTS_LEFT}
+    assert found == {}
+
+
+@pytest.mark.parametrize("module", sorted(NAME_TESTS_LEFT))
+@pytest.mark.xfail(strict=True, reason="branches on an environment's name (NAME_TESTS_LEFT)")
+def test_modules_left_do_not_branch_on_an_environment_name(module):
+    assert module not in modules_testing_env_names()
+
+
+# Each stage's registry of environment records (docs/architecture.md, Adding an environment).
+REGISTRIES = {"trace": ("qtc.runtime.trace.registry", "TRACE_ENVIRONMENTS"),
+              "evaluate": ("qtc.runtime.evaluate.registry", "EVALUATE_ENVIRONMENTS"),
+              "view": ("qtc.runtime.view.registry", "VIEW_ENVIRONMENTS"),
+              "record": ("qtc.runtime.record.games", "GAMES")}
+
+
+@pytest.mark.parametrize("stage", sorted(REGISTRIES))
+def test_every_stage_registry_lists_the_environments_of_the_schema(stage):
+    import importlib
+
+    from qtc.dsl.schema import ENVIRONMENTS
+
+    module, name = REGISTRIES[stage]
+    registry = getattr(importlib.import_module(module), name)
+    assert set(registry) == set(ENVIRONMENTS) == ENV_NAMES
+    named = {env: record.name for env, record in registry.items() if isinstance(getattr(record, "name", None), str)}
+    assert all(name == env for env, name in named.items())  # a record is listed under its own name

@@ -279,10 +279,11 @@ class _Lowering:
     def _unintroduced(self) -> str | None:
         """Per episode, the list (`names`) of its things' names not introduced by the horizon (CONVENTIONS.md,
         Items: printed or typed, `introduced_items`) and the list (`rooms`) of its visited rooms whose titles
-        were not (a dark room's; of an episode with an object tree, whose loading made `introduced_items`); None for a Crafter template, whose things are its
-        game's own words, and for a TextWorld one, whose things are named by the facts of what was in view
-        (no introduced_items of its own yet)."""
-        if self.checked.env in ("crafter", "textworld"):
+        were not (a dark room's; of an episode with an object tree, whose loading made `introduced_items`); None for a
+        template of an environment whose names need no introducing (schema.Environment.names_introduced:
+        Crafter's things are its game's own words, TextWorld's named by the facts of what was in view)."""
+        env = schema.ENVIRONMENTS.get(self.checked.env)
+        if env is not None and not env.names_introduced:
             return None
         objects = self.lo.table(schema.JERICHO_OBJECTS)
         introduced = self.lo.table(schema.JERICHO_INTRODUCED_ITEMS)

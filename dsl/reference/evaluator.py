@@ -273,8 +273,9 @@ class Evaluator(Visitor):
     def _unintroduced(self, episode: EpisodeRows) -> set:
         """The names of the episode's things that were neither printed nor typed by the horizon, and the
         numbers of its visited rooms whose titles were not (a dark room's) (CONVENTIONS.md, Items): no
-        answerable question, and no option, names one. None in Crafter (its things are its game's own words)."""
-        if episode.episode["env"] != "jericho":
+        answerable question, and no option, names one. None in an environment whose names need no introducing
+        (schema.Environment.names_introduced: Crafter's things are its game's own words)."""
+        if not schema.ENVIRONMENTS[episode.episode["env"]].names_introduced:
             return set()
         introduced = {row["item"] for row in episode.tables.get("introduced_items", [])}
         objects = episode.tables.get("objects", [])  # none: recorded before object trees, or made by hand

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from qtc.errors import UserError
+from qtc.runtime.record.games import GAMES, EpisodeOptions, find_game
 
 COMMAND = "play"
 HELP = "record Jericho, TextWorld or Crafter episodes as trace files"
@@ -40,12 +41,8 @@ EXAMPLES = """examples:
   qtc play textworld --game games/my_cooking.z8 --agent random --seed 0
 """
 
-AGENTS = {"jericho": ("walkthrough", "random", "llm"), "crafter": ("scripted", "random", "llm"),
-          "textworld": ("walkthrough", "random", "llm")}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("game", choices=sorted(AGENTS), help="jericho, textworld or crafter")
+    parser.add_argument("game", choices=sorted(GAMES), help=", ".join(GAMES))
     parser.add_argument("--rom", type=Path, help="Jericho story file (.z3/.z5/.z8)")
     parser.add_argument("--game", type=Path, dest="game_file",
                         help="TextWorld game file (.z8/.ulx, with the .json TextWorld writes beside it)")
@@ -90,16 +87,17 @@ def _is_own(agent: str) -> bool:
 
 
 def _agent_name(args: argparse.Namespace) -> str:
-    agent = args.agent or AGENTS[args.game][0]
-    if args.vision and (agent != "llm" or args.game != "crafter"):
+    game = GAMES[args.game]
+    agent = args.agent or game.agents[0]
+    if args.vision and (agent != "llm" or not game.vision):
         raise UserError("--vision is for Crafter's llm agent")
     if _is_own(agent):
         _import_factory(agent)  # a factory that does not import is refused before anything is recorded
         return args.agent_name or agent.partition(":")[0].rpartition(".")[2]
     if args.agent_name:
         raise UserError("--agent-name is for an agent of your own (--agent package.module:factory)")
-    if agent not in AGENTS[args.game]:
-        raise UserError(f"unknown agent '{agent}' for {args.game} (choose from {', '.join(AGENTS[args.game])}, "
+    if agent not in game.agents:
+        raise UserError(f"unknown agent '{agent}' for {args.game} (choose from {', '.join(game.agents)}, "
                         "or package.module:factory)")
     if agent == "llm" and not (args.base_url and args.model):
         raise UserError("the llm agent needs --base-url and --model")
@@ -117,11 +115,8 @@ def _import_factory(spec: str):
 
 
 def _options(args: argparse.Namespace, agent_name: str):
-    from qtc.runtime.record.games import EpisodeOptions
     from qtc.runtime.record.textworld import parse_make_options
 
-    if args.game != "textworld" and (args.game_file or args.make or args.make_option):
-        raise UserError("--game, --make and --make-option are for TextWorld")
     return EpisodeOptions(agent=agent_name, seed=args.seed, rom=args.rom, max_steps=args.max_steps,
                           frames=args.frames, valid_actions=not args.no_valid_actions,
                           ordered_objects=not args.unordered_objects, game_file=args.game_file, make=args.make,
@@ -130,15 +125,13 @@ def _options(args: argparse.Namespace, agent_name: str):
 
 def _specs(args: argparse.Namespace, agent_name: str):
     from qtc.runtime.record.episodes import EpisodeSpec
-    from qtc.runtime.record.games import find_game
     from qtc.runtime.trace.format import episode_id
 
     options = _options(args, agent_name)
     game = find_game(args.game, options)
-    if args.game == "jericho" and not args.no_valid_actions:
-        print(f"the valid-action finder takes 1-3 s a step (up to {args.max_steps} steps an episode: "
-              f"{args.max_steps}-{3 * args.max_steps} s); --no-valid-actions skips it",
-              file=sys.stderr, flush=True)
+    note = game.note(options)
+    if note:
+        print(note, file=sys.stderr, flush=True)
     first = game.first_seed(options)
     return [EpisodeSpec(episode_id(game.name(options, seed), agent_name, seed),
                         functools.partial(_episode, args, agent_name, seed))
@@ -147,9 +140,7 @@ def _specs(args: argparse.Namespace, agent_name: str):
 
 # The sessions and agents are made by a module function, so that a worker process can make them (--jobs).
 def _episode(args: argparse.Namespace, agent_name: str, seed: int):
-    from qtc.runtime.record.games import find_game
-
-    agent = args.agent or AGENTS[args.game][0]
+    agent = args.agent or GAMES[args.game].agents[0]
     own = _own_agent(agent, seed) if _is_own(agent) else None  # before the game: a broken factory fails fast
     options = _options(args, agent_name)
     session = find_game(args.game, options).start(options, seed)
@@ -176,8 +167,8 @@ def _built_in_agent(args: argparse.Namespace, agent: str, seed: int, session):
     from qtc.runtime.record.crafter import vision_prompt
 
     actions = session.actions or ()
-    if agent == "walkthrough":  # TextWorld's: its winning commands at reset
-        return WalkthroughAgent(session.walkthrough if args.game == "textworld" else session.env.get_walkthrough())
+    if agent == "walkthrough":  # the game's own winning commands (TextWorld's: at reset)
+        return WalkthroughAgent(session.walkthrough)
     if agent == "scripted":
         return ScriptedCrafterAgent(seed)
     if agent == "random":

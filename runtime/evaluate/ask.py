@@ -40,6 +40,7 @@ from qtc.runtime.qa.questions import Question
 
 from .context import (ContextMode, LogSizes, Shown, estimated_tokens, render_context, shown_description,
                       shown_steps)
+from .registry import EVALUATE_ENVIRONMENTS
 from .scoring import option_letter
 
 # Completion tokens allowed per request: a little for the JSON around the answers, and enough per
@@ -47,8 +48,6 @@ from .scoring import option_letter
 REPLY_TOKENS = 64
 ANSWER_TOKENS = 192
 
-GAMES = {"jericho": "a text adventure game", "textworld": "a text adventure game",
-         "crafter": "Crafter, a two-dimensional survival game seen from above"}
 ANSWER_FORMS = {
     "step": "a step number", "integer": "a whole number", "float": "a number", "string": "a short text",
     "action": "the action as written in the log", "location": "the room's name as written in the log",
@@ -129,7 +128,7 @@ def build_messages(batch: Batch, context: str, questions: tuple[Question, ...]) 
     lines = [f"LOG ({batch.description})", context] if batch.log else [NO_LOG]
     lines += ["", "QUESTIONS", *(question_line(n, q) for n, q in enumerate(questions, start=1))]
     system = SYSTEM_PROMPT if batch.log else NO_LOG_SYSTEM_PROMPT
-    return [{"role": "system", "content": system.format(game=GAMES[batch.env])},
+    return [{"role": "system", "content": system.format(game=EVALUATE_ENVIRONMENTS[batch.env].description)},
             {"role": "user", "content": "\n".join(lines)}]
 
 

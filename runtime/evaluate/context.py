@@ -6,7 +6,8 @@ A context shows two kinds of block (CONVENTIONS.md, docs/evaluation.md):
 - a **state block** "Before step t": the state after step t-1 (the start state for t = 1), shown
   where step t-1 itself is not, so that a step never appears without the state it was chosen in.
 
-Only what the agent could observe is shown. Jericho: the observation text, the room as the status line
+Only what the agent could observe is shown, as each environment's evaluation record renders a state
+(`state_lines`: text_games.py, crafter.py). A text game: the observation text, the room as the status line
 names it, score and moves. Crafter: the local view as a grid of symbols around the player, the
 creatures in it (relative to the player), the terrain underfoot, facing, inventory and the HUD stats,
 daylight and sleep. Never absolute map coordinates, valid-action lists, inventories the game did not
@@ -20,29 +21,17 @@ at all: the no-memory control).
 
 from __future__ import annotations
 
-import functools
-
-from collections import defaultdict
 from dataclasses import dataclass
 
-from qtc.dsl import crafter_data
-from qtc.dsl.render import displacement_text
 from qtc.errors import InvalidOption
 from qtc.runtime.episode_rows import EpisodeRows
+
+from .environment import one_line
+from .registry import EVALUATE_ENVIRONMENTS
 
 MODES = ("full", "last:N", "evidence", "budget:B", "none")
 CHARS_PER_TOKEN = 4  # a rough rule for English text and JSON; only estimates use it
 NO_STEPS = "(no steps are shown)"
-
-# Symbols of the Crafter view grid: one character per cell, named once in the context's legend.
-MATERIAL_SYMBOLS = {"water": "~", "grass": ".", "stone": "#", "path": "_", "sand": ":", "tree": "T",
-                    "lava": "L", "coal": "c", "iron": "i", "diamond": "d", "table": "t", "furnace": "f"}
-CREATURE_SYMBOLS = {"zombie": "Z", "skeleton": "S", "cow": "C", "plant": "p", "arrow": "*", "fence": "F"}
-PLAYER_SYMBOL = "@"
-OUTSIDE_SYMBOL = "="  # a view cell beyond the edge of the world
-# The local view is 9 cells wide and 7 high with the player at its centre (Crafter's local view).
-VIEW_CENTRE = (4, 3)
-
 
 def estimated_tokens(chars: int) -> int:
     """About how many tokens a text of `chars` characters takes: a quarter of them, plus one; none for no text."""
@@ -112,91 +101,6 @@ def shown_description(mode: ContextMode, horizon: int, shown: Shown) -> str:
     return "only a few steps; the others are not shown"
 
 
-def _one_line(text: str | None) -> str:
-    return " ".join((text or "").split())
-
-
-def _state_lines_text(rows: EpisodeRows, episode_id: str, steps: list[int], env: str) -> dict[int, list[str]]:
-    """A text game's states (Jericho's, TextWorld's: the same columns)."""
-    # The state after step s is what its action produced; the start state is what step 1 was chosen in.
-    states = rows.execute(f"""
-        WITH state AS (
-            SELECT 0 AS step, obs_before AS observation, room_before AS room, score - reward AS score,
-                   NULL::BIGINT AS moves
-            FROM {{{env}_steps}} WHERE step = 1
-            UNION ALL
-            SELECT step, obs_after, room_after, score, moves FROM {{{env}_steps}})
-        SELECT s.step, s.observation, coalesce(r.display_name, r.name), s.score, s.moves
-        FROM state s LEFT JOIN {{{env}_rooms}} r ON r.room = s.room
-        WHERE s.step IN (SELECT unnest($steps)) ORDER BY s.step""", episode_id, steps=steps).fetchall()
-    lines = {}
-    for step, observation, room, score, moves in states:
-        status = [f"room: {room}", f"score: {score}"] + ([f"moves: {moves}"] if moves is not None else [])
-        lines[step] = [f"observation: {_one_line(observation)}", " | ".join(status)]
-    return lines
-
-
-def _grid(player: tuple[int, int], cells: dict[tuple[int, int], str], creatures: list[tuple]) -> list[str]:
-    px, py = player
-    symbols = {(x, y): MATERIAL_SYMBOLS[m] for (x, y), m in cells.items()}
-    for creature, x, y in creatures:
-        symbols[(x, y)] = CREATURE_SYMBOLS[creature]
-    symbols[player] = PLAYER_SYMBOL
-    width, height = 2 * VIEW_CENTRE[0] + 1, 2 * VIEW_CENTRE[1] + 1
-    return ["".join(symbols.get((px - VIEW_CENTRE[0] + i, py - VIEW_CENTRE[1] + j), OUTSIDE_SYMBOL)
-                    for i in range(width)) for j in range(height)]
-
-
-def _state_lines_crafter(rows: EpisodeRows, episode_id: str, steps: list[int]) -> dict[int, list[str]]:
-    # The player's map position places the view and the creatures around it; it is never shown.
-    states = rows.execute("""
-        WITH state AS (
-            SELECT 0 AS step, x_before AS x, y_before AS y, facing_before AS facing,
-                   terrain_before AS terrain, NULL::DOUBLE AS daylight, NULL::BOOLEAN AS sleeping
-            FROM {crafter_steps} WHERE step = 1
-            UNION ALL
-            SELECT step, x_after, y_after, facing_after, terrain_after, daylight, sleeping
-            FROM {crafter_steps})
-        SELECT * FROM state WHERE step IN (SELECT unnest($steps)) ORDER BY step""", episode_id, steps=steps).fetchall()
-    inventory, cells, creatures = defaultdict(dict), defaultdict(dict), defaultdict(list)
-    for step, item, count in rows.execute(
-            "SELECT step, item, count FROM {crafter_inventory} WHERE step IN (SELECT unnest($steps))",
-            episode_id, steps=steps).fetchall():
-        inventory[step][item] = count
-    for step, x, y, material in rows.execute(
-            "SELECT step, x, y, material FROM {crafter_view} WHERE step IN (SELECT unnest($steps))",
-            episode_id, steps=steps).fetchall():
-        cells[step][(x, y)] = material
-    for step, creature, x, y in rows.execute(
-            "SELECT step, creature, x, y FROM {crafter_creatures} WHERE step IN (SELECT unnest($steps)) "
-            "ORDER BY step, creature, y, x", episode_id, steps=steps).fetchall():
-        creatures[step].append((creature, x, y))
-    lines = {}
-    for step, x, y, facing, terrain, daylight, sleeping in states:
-        held = inventory[step]
-        condition = [f"standing on {terrain}, facing {facing}"]
-        if daylight is not None:
-            condition += [f"daylight {daylight:.2f}", "asleep" if sleeping else "awake"]
-        stats = ", ".join(f"{s} {held.get(s, 0)}" for s in crafter_data.STATS)
-        items = ", ".join(f"{i} {held[i]}" for i in crafter_data.ITEMS if held.get(i)) or "nothing"
-        nearby = "; ".join(f"{c} {displacement_text(cx - x, cy - y)}" for c, cx, cy in creatures[step])
-        lines[step] = [" | ".join(condition), f"{stats} | inventory: {items}", "view:",
-                       *(f"  {row}" for row in _grid((x, y), cells[step], creatures[step])),
-                       f"creatures in view: {nearby or 'none'}"]
-    return lines
-
-
-def crafter_legend() -> str:
-    materials = ", ".join(f"{s} {m}" for m, s in MATERIAL_SYMBOLS.items())
-    creatures = ", ".join(f"{s} {c}" for c, s in CREATURE_SYMBOLS.items())
-    return (f"View symbols: {PLAYER_SYMBOL} you; {materials}; {creatures}; {OUTSIDE_SYMBOL} outside the "
-            "world. The view is 9 cells wide and 7 high; up is the top row.")
-
-
-_STATE_LINES = {"jericho": functools.partial(_state_lines_text, env="jericho"), "crafter": _state_lines_crafter,
-                "textworld": functools.partial(_state_lines_text, env="textworld")}
-
-
 @dataclass(frozen=True)
 class Block:
     """One block of a context: a step's action and the state after it, or the state before a step."""
@@ -207,7 +111,7 @@ class Block:
 
 def context_blocks(rows: EpisodeRows, episode_id: str, env: str, shown: Shown) -> list[Block]:
     """The blocks of one episode's log, in step order (without the legend)."""
-    states = _STATE_LINES[env](rows, episode_id, sorted(shown.states))
+    states = EVALUATE_ENVIRONMENTS[env].state_lines(rows, episode_id, sorted(shown.states))
     actions = {step: (action, reason) for step, action, reason in rows.execute(
         f"SELECT step, action, reason FROM {{{env}_steps}} WHERE step IN (SELECT unnest($steps))",
         episode_id, steps=sorted(shown.actions)).fetchall()}
@@ -215,7 +119,7 @@ def context_blocks(rows: EpisodeRows, episode_id: str, env: str, shown: Shown) -
     for step in sorted(states.keys() | actions.keys()):  # the steps the episode has: a horizon may pass its end
         if step in actions:
             action, reason = actions[step]
-            block = [f"Step {step}", f"action: {action}"] + ([f"reason: {_one_line(reason)}"] if reason else [])
+            block = [f"Step {step}", f"action: {action}"] + ([f"reason: {one_line(reason)}"] if reason else [])
         else:
             block = [f"Before step {step + 1}" + (" (the start)" if step == 0 else "")]
         block += states.get(step, [])
@@ -224,8 +128,9 @@ def context_blocks(rows: EpisodeRows, episode_id: str, env: str, shown: Shown) -
 
 
 def _headed(env: str, blocks: list[str]) -> list[str]:
-    """The parts of a log, joined by newlines: the legend (Crafter), then the blocks."""
-    return ([crafter_legend()] if env == "crafter" else []) + (blocks or [NO_STEPS])
+    """The parts of a log, joined by newlines: the environment's legend (if any), then the blocks."""
+    legend = EVALUATE_ENVIRONMENTS[env].legend
+    return ([legend] if legend else []) + (blocks or [NO_STEPS])
 
 
 def render_context(rows: EpisodeRows, episode_id: str, env: str, shown: Shown) -> str:

@@ -32,6 +32,7 @@ from qtc.runtime.chat import image_part
 from qtc.runtime.trace.frames import episode_frames, png_bytes
 
 from .context import ContextMode
+from .registry import EVALUATE_ENVIRONMENTS
 
 IMAGE_FORMS = ("frames", "mosaic")
 LABEL_INK, LABEL_PAPER = (255, 255, 255), (0, 0, 0)
@@ -170,7 +171,7 @@ def with_screens(con: duckdb.DuckDBPyConnection, requests: list, mode: VisualMod
         batch = request.batch
         key = (batch.episode_id, batch.shown)
         if key not in built:
-            if batch.env != "crafter":
+            if not EVALUATE_ENVIRONMENTS[batch.env].screens:
                 raise UserError(f"--context {mode}: episode {batch.episode_id!r} is a {batch.env} episode; only "
                                 "Crafter episodes have screens (ask its questions with a text context)")
             frames = episode_frames(con, batch.episode_id)

@@ -18,6 +18,8 @@ from qtc.dsl.conventions import command
 from qtc.runtime.qa.questions import Question
 from qtc.runtime.qa.format import NOT_ANSWERABLE
 
+from .registry import EVALUATE_ENVIRONMENTS
+
 # After normalization, with trailing full stops and exclamation marks dropped.
 NOT_ANSWERABLE_FORMS = frozenset({
     NOT_ANSWERABLE, "unanswerable", "cannot be answered", "can not be answered", "can't be answered",
@@ -190,19 +192,17 @@ def jericho_command(text: str) -> str:
     return command(_bare(text))
 
 
-# The games whose actions are commands, read as the parser reads them (CONVENTIONS.md, Commands).
-TEXT_GAMES = ("jericho", "textworld")
 
 
 def score_action(reference: str, prediction: str, env: str) -> float:
-    if env in TEXT_GAMES:
+    if EVALUATE_ENVIRONMENTS[env].commands:  # read as the parser reads them (CONVENTIONS.md, Commands)
         return float(jericho_command(reference) == jericho_command(prediction))
     return score_term(reference, prediction, env)
 
 
 def direction(text: str, env: str) -> str:
     t = term(text)
-    if env in TEXT_GAMES:
+    if EVALUATE_ENVIRONMENTS[env].commands:
         return jericho_command(t)
     t = t.removeprefix("move ")
     return CRAFTER_DIRECTIONS.get(t, t)

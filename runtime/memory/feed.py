@@ -14,7 +14,8 @@ import duckdb
 import numpy as np
 
 from qtc.runtime.episode_rows import EpisodeRows
-from qtc.runtime.evaluate.context import Shown, context_blocks, crafter_legend
+from qtc.runtime.evaluate.context import Shown, context_blocks
+from qtc.runtime.evaluate.registry import EVALUATE_ENVIRONMENTS
 from qtc.runtime.trace.frames import episode_frames, frames_file
 
 STRETCH = 500  # steps rendered by one query of each table
@@ -24,7 +25,7 @@ class EpisodeFeed:
     def __init__(self, con: duckdb.DuckDBPyConnection, rows: EpisodeRows, episode_id: str, env: str, game: str):
         self._rows = rows
         self.episode = {"episode_id": episode_id, "env": env, "game": game,
-                        "legend": crafter_legend() if env == "crafter" else ""}
+                        "legend": EVALUATE_ENVIRONMENTS[env].legend}
         self._frames: np.ndarray | None = (episode_frames(con, episode_id)
                                            if frames_file(con, episode_id) is not None else None)
 

@@ -4,7 +4,9 @@
 A session is what the recording (runtime/record/episodes.py) drives: `episode_id`, `env_name`, `game`,
 `seed`, `agent_name`, `state` (what the agent sees), `actions` (the game's action names, or None where
 any command goes), `action_problem(action)`, `step(step, choice)`, `ending()`, `header()`, and optionally
-`write_beside(trace_path)`. A game adds a class with the methods of Game below and an entry in GAMES.
+`write_beside(trace_path)`; a game with a built-in `walkthrough` agent, `walkthrough` (its commands). A game
+adds a class with the members of Game below and an entry in GAMES: `qtc play` reads them and never compares
+a game's name.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ class EpisodeOptions:
 
 
 class Game(Protocol):
+    # `qtc play`'s built-in agents for the game, its default first; whether its llm agent can be shown
+    # screens (--vision).
+    agents: tuple[str, ...]
+    vision: bool
+
     def check(self, options: EpisodeOptions) -> None:
         """Raise InvalidOption for an option the game cannot record with."""
 
@@ -46,11 +53,25 @@ class Game(Protocol):
     def start(self, options: EpisodeOptions, seed: int):
         """The live session of an episode at `seed`."""
 
+    def note(self, options: EpisodeOptions) -> str | None:
+        """What `qtc play` says before recording, if anything (how long a step takes)."""
+
+
+def _refuse_made_games(options: EpisodeOptions) -> None:
+    """A game that is no TextWorld game has no game file to play nor one to make."""
+    if options.game_file is not None or options.make is not None or options.make_options:
+        raise UserError("--game, --make and --make-option are for TextWorld")
+
 
 class Crafter:
+    agents = ("scripted", "random", "llm")
+    vision = True
+
     def check(self, options: EpisodeOptions) -> None:
+        _refuse_made_games(options)
         if options.rom is not None:
             raise InvalidOption("rom", "is for Jericho (Crafter has no story file)")
+
 
     def name(self, options: EpisodeOptions, seed: int) -> str:
         return "crafter"
@@ -63,9 +84,16 @@ class Crafter:
 
         return CrafterSession(seed, options.agent, options.max_steps, options.ordered_objects, options.frames)
 
+    def note(self, options: EpisodeOptions) -> str | None:
+        return None
+
 
 class Jericho:
+    agents = ("walkthrough", "random", "llm")
+    vision = False
+
     def check(self, options: EpisodeOptions) -> None:
+        _refuse_made_games(options)
         if options.frames:
             raise InvalidOption("frames", "is for Crafter (Jericho has no screen)")
         if options.rom is None:
@@ -86,9 +114,19 @@ class Jericho:
 
         return JerichoSession(Path(options.rom), seed, options.agent, options.valid_actions)
 
+    def note(self, options: EpisodeOptions) -> str | None:
+        if not options.valid_actions:
+            return None
+        steps = options.max_steps
+        return (f"the valid-action finder takes 1-3 s a step (up to {steps} steps an episode: {steps}-{3 * steps} s); "
+                "--no-valid-actions skips it")
+
 
 class TextWorld:
     """A game file (`game_file`), or a game generated per episode from its seed (`make`)."""
+
+    agents = ("walkthrough", "random", "llm")
+    vision = False
 
     def check(self, options: EpisodeOptions) -> None:
         from .textworld import CHALLENGES, check_game_file, make_settings
@@ -122,6 +160,9 @@ class TextWorld:
             return TextWorldSession(Path(options.game_file), seed, options.agent)
         path, made = make_game(options.make, seed, dict(options.make_options), options.games_dir or Path("."))
         return TextWorldSession(path, seed, options.agent, made)
+
+    def note(self, options: EpisodeOptions) -> str | None:
+        return None
 
 
 GAMES: dict[str, Game] = {"crafter": Crafter(), "jericho": Jericho(), "textworld": TextWorld()}

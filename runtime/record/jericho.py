@@ -313,6 +313,11 @@ class JerichoSession:
     env_name = "jericho"
     actions = None  # any command: the valid ones of a state are in its `valid_actions`
 
+    @property
+    def walkthrough(self) -> list[str]:
+        """The game's own winning commands (the walkthrough agent's)."""
+        return self.env.get_walkthrough()
+
     def __init__(self, rom: Path, seed: int | None, agent_name: str, record_valid_actions: bool = True):
         self.rom = Path(rom)
         if not self.rom.is_file():

@@ -9,15 +9,17 @@ while the interpreter's test saw nothing). A trace recorded before the list exis
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 
-from .format import TraceText
+if TYPE_CHECKING:
+    from .format import TraceText
 
 
-def with_changed(steps: pa.Table, traces: list[TraceText]) -> pa.Table:
-    """Jericho's steps with `changed` appended, in its declared place (the last column)."""
-    unchanged = {trace.header["episode_id"]: trace.header["unchanged_steps"]
-                 for trace in traces if trace.header["env"] == "jericho"}
+def with_changed(steps: pa.Table, traces: dict[int, TraceText]) -> pa.Table:
+    """Jericho's steps with `changed` appended, in its declared place (the last column), from its traces."""
+    unchanged = {trace.header["episode_id"]: trace.header["unchanged_steps"] for trace in traces.values()}
     unchanged = {episode: None if listed is None else set(listed) for episode, listed in unchanged.items()}
     columns = ("episode_id", "step", "inventory_before", "inventory_after", "room_before", "room_after", "reward")
     flags = [None if unchanged[episode] is None else step not in unchanged[episode] or visibly_changed(*state)

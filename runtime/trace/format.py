@@ -5,11 +5,11 @@ every further line is one step, numbered from 1. The header is written last, onc
 ended, so a finished file is replaced into place atomically; while recording, lines stream to a
 `.jsonl.partial` file that a crash leaves behind as a clearly marked partial episode.
 
-The reader validates every line against the field specs below and raises a UserError naming the file,
-the line and the field, so that nothing malformed reaches the store. For loading, `read_text` hands a
-file's step lines to DuckDB (runtime/trace/store.py), with the specs translated for it
-(`duckdb_structure`, `shape_fits`, `duckdb_checks_sql`); a file DuckDB cannot vouch for goes back to
-read_episode (`read_text_carefully`).
+The reader validates every line against its environment's field specs (its trace record: environment.py)
+and raises a UserError naming the file, the line and the field, so that nothing malformed reaches the
+store. For loading, `read_text` hands a file's step lines to DuckDB (runtime/trace/store.py), with the
+specs translated for it (environment.duckdb_structure, `shape_fits`, `duckdb_checks_sql`); a file DuckDB
+cannot vouch for goes back to read_episode (`read_text_carefully`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from qtc.dsl import crafter_data, schema
-from qtc.dsl import types as T
+from qtc.dsl import schema
 from qtc.errors import UserError
 
 from qtc.files import jsonl_line, require_regular_file, write_text_atomic
+from .registry import TRACE_ENVIRONMENTS
 
 FORMAT = "qtc-trace"
 FORMAT_VERSION = schema.FORMAT_VERSION
@@ -44,90 +44,11 @@ PARTIAL_SUFFIX = ".jsonl.partial"
 
 # A field spec is a type name ("int", "float", "bool", "str", "any"), ("list", spec),
 # ("dict", spec) for a mapping of string keys to spec, ("null", spec) for an optional value, or a
-# dict {field: spec} for a JSON object with exactly those fields required.
-# Header fields added to format version 1 after its first traces, with what a trace recorded before one
-# was added lacks: it reads with null there, and `qtc load` says so.
-ADDED_HEADER_FIELDS = {
-    "jericho": {"unvisited_rooms": "the rooms of the game it never entered, so no question has a room it "
-                                   "never entered as a false premise",
-                "objects": "the object tree, so its jericho_objects, jericho_object_locations, jericho_sightings, "
-                           "jericho_things_present and jericho_mentions are empty",
-                "unchanged_steps": "which steps changed nothing in the world, so its steps.changed is null"},
-    "crafter": {},
-    "textworld": {},
-}
-_STORAGE_SPECS = {"BIGINT": "int", "DOUBLE": "float", "BOOLEAN": "bool", "VARCHAR": "str"}
-
-
-def _column_spec(column: schema.Column, nullable: frozenset[str]):
-    type_ = column.type
-    spec = ("list", _STORAGE_SPECS[type_.element.storage]) if isinstance(type_, T.ListOf) else \
-        _STORAGE_SPECS[type_.storage]
-    return ("null", spec) if column.name in nullable else spec
-
-
-def _step_spec(table: schema.Table, nullable: frozenset[str], extra: dict) -> dict:
-    """A step line holds the columns of the env's `steps` table, plus the per-step state of `extra`."""
-    return {**{c.name: _column_spec(c, nullable) for c in table.recorded_columns}, **extra}
-
-
-_CELL_CHANGE = {"x": "int", "y": "int", "before": "str", "after": "str"}
-_CREATURE = {"creature": "str", "x": "int", "y": "int", "health": "int"}
-_VIEW = {"x": "int", "y": "int", "rows": ("list", ("list", ("null", "str")))}
-
-STEP_SPECS = {
-    "jericho": _step_spec(schema.JERICHO_STEPS, frozenset({"reason", "direction", "valid_actions"}), {}),
-    "crafter": _step_spec(schema.CRAFTER_STEPS, frozenset({"reason"}), {
-        "inventory": ("dict", "int"),
-        "view": _VIEW,
-        "creatures": ("list", _CREATURE),
-        "achievements": ("list", "str"),
-        "map_changes": ("list", _CELL_CHANGE),
-        "damage": ("list", {"amount": "int", "cause": "str", "attack": "bool"}),
-    }),
-    # A fact is [predicate, argument names...] (docs/trace-format.md, TextWorld).
-    "textworld": _step_spec(schema.TEXTWORLD_STEPS, frozenset({"reason", "direction", "valid_actions"}), {
-        "facts_added": ("list", ("list", "str")),
-        "facts_removed": ("list", ("list", "str")),
-    }),
-}
-
-_HEADER_COMMON = {
-    "format": "str", "format_version": "int", "episode_id": "str", "env": "str", "game": "str",
-    "seed": "int", "agent": "str", "n_steps": "int", "ended_by": "str", "death_step": ("null", "int"),
-    "death_cause": ("null", "str"), "vocab": ("dict", ("list", "str")),
-}
-_ROOM = {"room": "int", "name": "str", "display_name": "str"}
-HEADER_SPECS = {
-    "jericho": {**_HEADER_COMMON,
-                "rom": "str",
-                "rooms": ("list", _ROOM),
-                "unvisited_rooms": ("null", ("list", _ROOM)),
-                "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"),
-                            "score": "int", "moves": "int"},
-                # The object tree before step 1 and each step's changes to it (docs/trace-format.md).
-                "objects": ("null", {"player": "int",
-                                     "tree": ("list", {"object": "int", "parent": "int", "name": ("null", "str")}),
-                                     "moves": ("list", {"step": "int", "object": "int", "parent": "int"})}),
-                # The steps whose command changed nothing, by Jericho's test (docs/trace-format.md).
-                "unchanged_steps": ("null", ("list", "int"))},
-    "crafter": {**_HEADER_COMMON,
-                "ordered_objects": "bool",
-                "map_init": {"materials": ("list", ("null", "str")), "rows": ("list", ("list", "int"))},
-                "initial": {"x": "int", "y": "int", "facing": "str", "terrain": "str",
-                            "inventory": ("dict", "int"), "view": _VIEW,
-                            "creatures": ("list", _CREATURE)}},
-    "textworld": {**_HEADER_COMMON,
-                  "game_file": "str",
-                  # How the game was generated (null: a game file given to play): enough to make it again.
-                  "make": ("null", {"challenge": "str", "seed": "int", "settings": ("dict", "any"), "textworld": "str"}),
-                  "rooms": ("list", _ROOM),
-                  "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"), "score": "int",
-                              "moves": "int", "facts": ("list", ("list", "str"))},
-                  "objective": "str", "max_score": "int", "walkthrough": ("list", "str")},
-}
-# A TextWorld fact: its predicate and one to three arguments.
-FACT_LENGTHS = range(2, 5)
+# dict {field: spec} for a JSON object with exactly those fields required. Each environment's step line and
+# header are its trace record's (environment.py, registry.py).
+# Header fields added to format version 1 after its first traces, by environment, with what a trace
+# recorded before one was added lacks: it reads with null there, and `qtc load` says so.
+ADDED_HEADER_FIELDS = {name: env.added_header_fields for name, env in TRACE_ENVIRONMENTS.items()}
 
 ENDINGS = ("done", "death", "step_limit", "walkthrough_end", "interrupted", "crashed")
 # Endings of an episode cut short by the recording, not by the game: recorded again by the next run.
@@ -224,69 +145,14 @@ def _check_header(header: dict, where: str) -> str:
     if env not in schema.ENVS:
         raise UserError(f"{where}: field 'env': unknown environment {env!r} (expected one of "
                         f"{', '.join(schema.ENVS)})")
-    for name in ADDED_HEADER_FIELDS[env]:
+    record = TRACE_ENVIRONMENTS[env]
+    for name in record.added_header_fields:
         header.setdefault(name, None)
-    _check(header, HEADER_SPECS[env], where, "")
+    _check(header, record.header_spec, where, "")
     if header["ended_by"] not in ENDINGS:
         raise UserError(f"{where}: field 'ended_by': unknown ending {header['ended_by']!r}")
-    if env == "jericho" and header["objects"] is not None:
-        _check_objects(header["objects"], header["n_steps"], where)
-    if env == "jericho" and header["unchanged_steps"] is not None:
-        _check_unchanged(header["unchanged_steps"], header["n_steps"], where)
-    if env == "textworld":
-        check_facts(header["initial"]["facts"], where, "initial.facts")
+    record.check_header(header, where)
     return env
-
-
-def check_facts(facts: list[list[str]], where: str, field: str) -> None:
-    """Each TextWorld fact is a predicate and one to three arguments."""
-    for i, fact in enumerate(facts):
-        if len(fact) not in FACT_LENGTHS:
-            raise UserError(f"{where}: field '{field}[{i}]': a fact is a predicate and 1 to 3 arguments, got {fact}")
-
-
-def _check_step(step: int, n_steps: int, where: str, field: str) -> None:
-    """A step a header field names is one of the episode's."""
-    if not 1 <= step <= n_steps:
-        raise UserError(f"{where}: field '{field}': {step} is not a step of the episode (1..{n_steps})")
-
-
-def _check_unchanged(steps: list[int], n_steps: int, where: str) -> None:
-    """The steps that changed nothing are steps of the episode, each once, in order."""
-    for i, step in enumerate(steps):
-        _check_step(step, n_steps, where, f"unchanged_steps[{i}]")
-        if i and step <= steps[i - 1]:
-            raise UserError(f"{where}: field 'unchanged_steps[{i}]': {step} does not follow {steps[i - 1]} "
-                            "(steps are listed once, in order)")
-
-
-def _check_objects(objects: dict, n_steps: int, where: str) -> None:
-    """The object tree names each object once, and each move a step of the episode and a known object
-    (once per step), so the store can rebuild the tree at every step."""
-    known: set[int] = set()
-    for i, entry in enumerate(objects["tree"]):
-        if entry["object"] in known:
-            raise UserError(f"{where}: field 'objects.tree[{i}].object': object {entry['object']} listed twice")
-        known.add(entry["object"])
-    if objects["player"] not in known:
-        raise UserError(f"{where}: field 'objects.player': object {objects['player']} is not in the tree")
-    moved: set[tuple[int, int]] = set()
-    for i, move in enumerate(objects["moves"]):
-        field = f"objects.moves[{i}]"
-        _check_step(move["step"], n_steps, where, f"{field}.step")
-        if move["object"] not in known:
-            raise UserError(f"{where}: field '{field}.object': object {move['object']} is not in the tree")
-        if (move["step"], move["object"]) in moved:
-            raise UserError(f"{where}: field '{field}': object {move['object']} moved twice at step {move['step']}")
-        moved.add((move["step"], move["object"]))
-
-
-def _check_collections(step: dict, where: str) -> None:
-    """Each collect_<item> achievement names an item Crafter collects: the store records what from."""
-    for i, achievement in enumerate(step["achievements"]):
-        item = achievement.removeprefix("collect_")
-        if item != achievement and item not in crafter_data.COLLECTED_FROM:
-            raise UserError(f"{where}: field 'achievements[{i}]': unknown collection {achievement!r}")
 
 
 def _read_lines(path: Path, read: Callable[..., str]) -> list[str]:
@@ -344,18 +210,13 @@ def read_episode(path: Path) -> Episode:
     path = Path(path)
     lines = _read_lines(path, path.read_text)
     header = _header(path, lines)
-    env = header["env"]
-    spec = STEP_SPECS[env]
+    record = TRACE_ENVIRONMENTS[header["env"]]
     steps = []
     for number, text in enumerate(lines[1:], start=2):
         where = f"{path}:{number}"
         step = _parse_line(text, where)
-        _check(step, spec, where, "")
-        if env == "crafter":
-            _check_collections(step, where)
-        if env == "textworld":
-            for name in ("facts_added", "facts_removed"):
-                check_facts(step[name], where, name)
+        _check(step, record.step_spec, where, "")
+        record.check_step(step, where)
         if step["step"] != len(steps) + 1:
             raise UserError(f"{where}: field 'step': expected {len(steps) + 1}, got {step['step']}")
         steps.append(step)
@@ -390,7 +251,7 @@ _LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 @dataclass
 class TraceText:
     """A trace file as text: its header, read and checked, and its step lines, each a JSON object for
-    DuckDB to read and check against STEP_SPECS."""
+    DuckDB to read and check against its environment's step spec."""
     path: Path
     header: dict
     steps: list[str]
@@ -425,17 +286,6 @@ def read_text_carefully(path: Path) -> TraceText:
     written back as Python read them."""
     episode = read_episode(path)
     return TraceText(episode.path, episode.header, [_dump(step) for step in episode.steps])
-
-
-def duckdb_structure(spec):
-    """The structure json_transform_strict reads a value of `spec` into. An object with any keys
-    (a "dict" spec) stays JSON text."""
-    if isinstance(spec, dict):
-        return {name: duckdb_structure(sub) for name, sub in spec.items()}
-    if isinstance(spec, tuple):
-        kind, sub = spec
-        return {"null": duckdb_structure(sub), "list": [duckdb_structure(sub)], "dict": "JSON"}[kind]
-    return {"int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN", "str": "VARCHAR", "any": "JSON"}[spec]
 
 
 _SHAPES = {"int": {"UBIGINT", "BIGINT", "HUGEINT"}, "float": {"UBIGINT", "BIGINT", "HUGEINT", "DOUBLE"},

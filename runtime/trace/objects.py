@@ -13,6 +13,7 @@ present by the one rule of dsl/sightings.py, and the step each thing's name was 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
@@ -20,15 +21,17 @@ import pyarrow as pa
 from qtc.dsl import room_names
 from qtc.dsl.sightings import introduced_steps, mentioned, present, sighted
 
-from .format import TraceText
+if TYPE_CHECKING:
+    from .format import TraceText
 
 
-def register_objects(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> None:
-    """The header's trees and moves as tables `jericho_tree` (file, object, parent, name, n_steps) and
-    `jericho_object_moves` (file, step, object, parent), by file number as `files` numbers them."""
+def register_objects(reader: duckdb.DuckDBPyConnection, traces: dict[int, TraceText]) -> None:
+    """The header's trees and moves of Jericho's `traces` (by file number, as `files` numbers them) as
+    tables `jericho_tree` (file, object, parent, name, n_steps) and `jericho_object_moves` (file, step,
+    object, parent)."""
     tree, moves = defaultdict(list), defaultdict(list)
-    for number, trace in enumerate(traces):
-        objects = trace.header.get("objects") if trace.header["env"] == "jericho" else None
+    for number, trace in traces.items():
+        objects = trace.header["objects"]
         for entry in (objects or {}).get("tree", []):
             for column, value in (("file", number), ("object", entry["object"]), ("parent", entry["parent"]),
                                   ("name", entry["name"]), ("n_steps", trace.header["n_steps"])):
@@ -58,7 +61,7 @@ ORDER BY file, step, object
 """
 
 
-def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[str]]) -> dict[str, list[tuple]]:
+def sightings(steps: pa.Table, traces: dict[int, TraceText], things: dict[str, list[str]]) -> dict[str, list[tuple]]:
     """The rows of `sightings` (episode, step, object, item, room, moved), `things_present` and
     `mentions` (episode, step, object, item, room) for every episode with an object tree: its tree
     replayed step by step, each state read by dsl/sightings with the text that step printed (step 0:
@@ -67,9 +70,9 @@ def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[s
     for row in steps.select(["episode_id", "step", "obs_after", "room_after"]).to_pylist():
         by_episode[row["episode_id"]].append(row)
     rows: dict[str, list[tuple]] = {"sightings": [], "things_present": [], "mentions": []}
-    for trace in traces:
+    for trace in traces.values():
         header = trace.header
-        objects = header.get("objects") if header["env"] == "jericho" else None
+        objects = header["objects"]
         if objects is None:
             continue
         parents = {entry["object"]: entry["parent"] for entry in objects["tree"]}
@@ -95,7 +98,7 @@ def sightings(steps: pa.Table, traces: list[TraceText], things: dict[str, list[s
     return rows
 
 
-def introduced_items(steps: pa.Table, traces: list[TraceText]) -> list[tuple]:
+def introduced_items(steps: pa.Table, traces: dict[int, TraceText]) -> list[tuple]:
     """The rows of `introduced_items` (episode, step, item): each thing of an episode's object tree, and
     each visited room's title, at the first step its name was printed or typed
     (dsl/sightings.introduced_steps; step 0: the opening text). A dark room's title may never be printed."""
@@ -103,9 +106,9 @@ def introduced_items(steps: pa.Table, traces: list[TraceText]) -> list[tuple]:
     for row in steps.select(["episode_id", "step", "action", "obs_after"]).to_pylist():
         by_episode[row["episode_id"]].append((row["step"], row["action"], row["obs_after"]))
     rows = []
-    for trace in traces:
+    for trace in traces.values():
         header = trace.header
-        objects = header.get("objects") if header["env"] == "jericho" else None
+        objects = header["objects"]
         if objects is not None:
             titles = room_names.titles([room["display_name"] for room in header["rooms"]])
             names = sorted({entry["name"] for entry in objects["tree"] if entry["name"]} | set(titles))

@@ -1,5 +1,6 @@
-"""TextWorld's derived tables: the world's facts at every step, the true map, the things in view, the
-rooms, and the steps that changed the world (CONVENTIONS.md, TextWorld).
+"""TextWorld's trace record (environment.py) and its derived tables: the world's facts at every step, the
+true map, the things in view, the rooms, and the steps that changed the world (CONVENTIONS.md, TextWorld).
+A text game of Jericho's shape, it takes the text games' shared pieces (text_games.py).
 
 A trace holds the facts before step 1 (header `initial.facts`) and each step's changes (`facts_added`,
 `facts_removed`); `replay_facts` rebuilds the state after any step from them, and everything here is
@@ -11,21 +12,54 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
+import pyarrow as pa
+
 from qtc.dsl import schema
+from qtc.errors import UserError
 
-from .format import check_facts
+from . import text_games
+from .environment import HEADER_COMMON, ROOM_SPEC, TraceEnvironment, arrow_table, step_spec
 
+# A fact is [predicate, argument names...] (docs/trace-format.md, TextWorld): a predicate and one to three
+# arguments.
+FACT_SPEC = ("list", ("list", "str"))
+FACT_LENGTHS = range(2, 5)
+HEADER_SPEC = {
+    **HEADER_COMMON,
+    "game_file": "str",
+    # How the game was generated (null: a game file given to play): enough to make it again.
+    "make": ("null", {"challenge": "str", "seed": "int", "settings": ("dict", "any"), "textworld": "str"}),
+    "rooms": ("list", ROOM_SPEC),
+    "initial": {"observation": "str", "room": "int", "inventory": ("list", "str"), "score": "int",
+                "moves": "int", "facts": FACT_SPEC},
+    "objective": "str", "max_score": "int", "walkthrough": ("list", "str"),
+}
 PLAYER, INVENTORY = "P", "I"
 # TextWorld's map predicates, by the direction they name: north_of(a, b) is a north of b.
 DIRECTIONS = {"north_of": "north", "south_of": "south", "east_of": "east", "west_of": "west"}
+
+
+def check_facts(facts: list[list[str]], where: str, field: str) -> None:
+    """Each TextWorld fact is a predicate and one to three arguments."""
+    for i, fact in enumerate(facts):
+        if len(fact) not in FACT_LENGTHS:
+            raise UserError(f"{where}: field '{field}[{i}]': a fact is a predicate and 1 to 3 arguments, got {fact}")
+
+
+def check_header(header: dict, where: str) -> None:
+    check_facts(header["initial"]["facts"], where, "initial.facts")
+
+
+def check_step(step: dict, where: str) -> None:
+    for name in ("facts_added", "facts_removed"):
+        check_facts(step[name], where, name)
 
 
 def step_records(trace) -> list[dict]:
     """A trace's step lines as records (a TraceText's steps are JSON text), their facts checked."""
     steps = [json.loads(line) if isinstance(line, str) else line for line in trace.steps]
     for line, step in enumerate(steps, start=2):
-        for name in ("facts_added", "facts_removed"):
-            check_facts(step[name], f"{trace.path}:{line}", name)
+        check_step(step, f"{trace.path}:{line}")
     return steps
 
 
@@ -97,25 +131,47 @@ def room_rows(header: dict, first_entered: dict[int, int]) -> list[tuple]:
              room["display_name"], first_entered.get(room["room"])) for room in header["rooms"]]
 
 
-def derived(traces, room_events: list[dict]) -> tuple[dict[schema.Table, list[tuple]], list[bool]]:
-    """The rows of TextWorld's derived tables, and per step whether it changed the world (a fact or the score)."""
+def derive(reader, traces: dict, tables: dict[schema.Table, pa.Table]) -> None:
+    """TextWorld's steps' derived columns and its derived tables, from the tables its SQL made and its traces."""
     entered: dict[str, dict[int, int]] = {}
-    for row in room_events:
+    for row in tables[schema.TEXTWORLD_ROOM_EVENTS].to_pylist():
         if row["change"] == "entered":
             rooms = entered.setdefault(row["episode_id"], {})
             rooms[row["room"]] = min(rooms.get(row["room"], row["step"]), row["step"])
-    tables = {table: [] for table in (schema.TEXTWORLD_FACTS, schema.TEXTWORLD_EXITS, schema.TEXTWORLD_SIGHTINGS,
-                                      schema.TEXTWORLD_ROOMS)}
+    derived = {table: [] for table in (schema.TEXTWORLD_FACTS, schema.TEXTWORLD_EXITS, schema.TEXTWORLD_SIGHTINGS,
+                                       schema.TEXTWORLD_ROOMS)}
     changed = []
-    for trace in traces:
+    for trace in traces.values():
         header = trace.header
-        if header["env"] != "textworld":
-            continue
         episode, initial, steps = header["episode_id"], header["initial"]["facts"], step_records(trace)
         rooms = {room["name"]: room["room"] for room in header["rooms"]}
-        tables[schema.TEXTWORLD_FACTS] += fact_rows(episode, initial, steps)
-        tables[schema.TEXTWORLD_EXITS] += exit_rows(episode, initial, rooms)
-        tables[schema.TEXTWORLD_SIGHTINGS] += sighting_rows(episode, list(replay_facts(initial, steps)), rooms)
-        tables[schema.TEXTWORLD_ROOMS] += room_rows(header, entered.get(episode, {}))
+        derived[schema.TEXTWORLD_FACTS] += fact_rows(episode, initial, steps)
+        derived[schema.TEXTWORLD_EXITS] += exit_rows(episode, initial, rooms)
+        derived[schema.TEXTWORLD_SIGHTINGS] += sighting_rows(episode, list(replay_facts(initial, steps)), rooms)
+        derived[schema.TEXTWORLD_ROOMS] += room_rows(header, entered.get(episode, {}))
+        # whether each step changed the world: a fact or the score
         changed += [bool(step["facts_added"] or step["facts_removed"] or step["reward"]) for step in steps]
-    return tables, changed
+    tables.update({table: arrow_table(table, rows) for table, rows in derived.items()})
+    steps = text_games.with_commands(tables[schema.TEXTWORLD_STEPS], schema.TEXTWORLD_STEPS)
+    tables[schema.TEXTWORLD_STEPS] = text_games.with_rejected(steps).append_column(
+        "changed", pa.array(changed, pa.bool_()))
+
+
+TEXTWORLD = TraceEnvironment(
+    "textworld",
+    step_spec=step_spec(schema.TEXTWORLD_STEPS, text_games.NULLABLE,
+                        {"facts_added": FACT_SPEC, "facts_removed": FACT_SPEC}),
+    header_spec=HEADER_SPEC,
+    check_header=check_header,
+    check_step=check_step,
+    check_trace=text_games.check_rooms,
+    register=text_games.start_rooms("textworld"),
+    table_sql=text_games.table_sql(schema.TEXTWORLD_STEPS, schema.TEXTWORLD_ITEM_EVENTS,
+                                   schema.TEXTWORLD_ROOM_EVENTS),
+    derive=derive,
+    vocabulary=text_games.header_vocabulary,
+    # its rooms' names are its own, one room each
+    room_subjects=lambda header: [room["name"] for room in header["rooms"]],
+    event_sql=text_games.event_sql("textworld"),
+    met_names=text_games.met_names(schema.TEXTWORLD_STEPS, schema.TEXTWORLD_ROOM_EVENTS),
+)

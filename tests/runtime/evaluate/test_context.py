@@ -9,8 +9,8 @@ import pytest
 
 from qtc.dsl import crafter_data
 from qtc.errors import InvalidOption
-from qtc.runtime.evaluate.context import (CREATURE_SYMBOLS, MATERIAL_SYMBOLS, ContextMode, LogSizes, Shown,
-                                          estimated_tokens, render_context, shown_steps)
+from qtc.runtime.evaluate.context import ContextMode, LogSizes, Shown, estimated_tokens, render_context, shown_steps
+from qtc.runtime.evaluate.crafter import CREATURE_SYMBOLS, MATERIAL_SYMBOLS
 from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.trace.store import open_store
 

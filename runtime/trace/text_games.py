@@ -1,0 +1,145 @@
+"""What the text games (Jericho, TextWorld) share in the trace stage: the pieces both their records
+(`jericho.py`, `textworld.py`) are given, over tables of the same shape: numbered rooms listed in the
+header, a start room, inventories before and after each step, a command per step that the parser may
+refuse (CONVENTIONS.md, Commands; Rejected commands; Events).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import pyarrow as pa
+
+from qtc.dsl import schema
+from qtc.dsl.conventions import command, command_direction
+from qtc.dsl.rejected import parser_refused
+from qtc.errors import UserError
+
+from .environment import events_sql, steps_sql
+
+# The fields a text game's step line may hold as null: a reason no agent gave, a move in no direction,
+# valid actions not asked for.
+NULLABLE = frozenset({"reason", "direction", "valid_actions"})
+
+
+def check_rooms(trace) -> None:
+    """A room listed twice in the header would be two rows where a question reads one."""
+    seen: dict[int, int] = {}
+    for i, room in enumerate(trace.header["rooms"]):
+        if room["room"] in seen:
+            raise UserError(f"{trace.path}:1: field 'rooms[{i}].room': room {room['room']} is listed again "
+                            f"(first as rooms[{seen[room['room']]}])")
+        seen[room["room"]] = i
+
+
+def start_rooms(env: str) -> Callable:
+    """The register function of a text game: each file's start room, as `<env>_start` (file, room)."""
+    def register(reader, traces: dict) -> None:
+        rooms = [trace.header["initial"]["room"] for trace in traces.values()]
+        reader.register(f"{env}_start", pa.table({"file": list(traces), "room": rooms}))
+    return register
+
+
+_CHANGED = "rec.room_before != rec.room_after"
+
+
+def _item_events_sql(env: str) -> str:
+    """A text game's items gained and lost, from each step's inventories before and after."""
+    return events_sql(
+        "step, item, CASE WHEN amount > 0 THEN 'gained' ELSE 'lost' END, room",
+        "SELECT *, unnest(range(abs(amount))) FROM (SELECT file, step, room, item, sum(amount)::BIGINT AS amount FROM ("
+        "SELECT file, rec.step AS step, rec.room_before AS room, unnest(rec.inventory_after) AS item, 1 AS amount "
+        f"FROM {env}_lines UNION ALL "
+        f"SELECT file, rec.step, rec.room_before, unnest(rec.inventory_before), -1 FROM {env}_lines) "
+        "GROUP BY ALL HAVING sum(amount) != 0)",
+        "step, amount < 0, item")
+
+
+def _room_events_sql(env: str) -> str:
+    """A text game's rooms entered and left: the start room at step 0, then each step that changed the room."""
+    return events_sql(
+        "step, room, change",
+        f"SELECT file, 0 AS step, room, 'entered' AS change, 0 AS k FROM {env}_start UNION ALL "
+        f"SELECT file, rec.step, rec.room_before, 'left', 1 FROM {env}_lines WHERE {_CHANGED} UNION ALL "
+        f"SELECT file, rec.step, rec.room_after, 'entered', 2 FROM {env}_lines WHERE {_CHANGED}",
+        "step, k")
+
+
+def table_sql(steps: schema.Table, item_events: schema.Table, room_events: schema.Table) -> dict[schema.Table, str]:
+    """The table_sql of a text game: its steps, items gained and lost, rooms entered and left."""
+    env = steps.env
+    return {steps: steps_sql(steps, env), item_events: _item_events_sql(env), room_events: _room_events_sql(env)}
+
+
+# A text game's derived step columns, each a rule of dsl/conventions.py applied to the action (CONVENTIONS.md,
+# Commands): `command`, by the rule the action scorer uses, so templates that count or compare actions
+# count one command written two ways once; `tried_direction`, so a room graph knows an exit tried in vain.
+DERIVED_FROM_ACTION = {"command": command, "tried_direction": command_direction}
+
+
+def with_commands(steps: pa.Table, table: schema.Table) -> pa.Table:
+    """A text game's steps with the derived columns in their places."""
+    actions = steps.column("action").to_pylist()
+    names = [c.name for c in table.all_columns]
+    for name in sorted(DERIVED_FROM_ACTION, key=names.index):
+        values = pa.array([DERIVED_FROM_ACTION[name](action) for action in actions], pa.string())
+        steps = steps.add_column(names.index(name), name, values)
+    return steps
+
+
+def with_rejected(steps: pa.Table) -> pa.Table:
+    """A text game's steps with `rejected` appended, in its declared place: whether the game's parser refused
+    the command (dsl/rejected.py)."""
+    refused = [parser_refused(obs) for obs in steps.column("obs_after").to_pylist()]
+    return steps.append_column("rejected", pa.array(refused, pa.bool_()))
+
+
+def header_vocabulary(header: dict) -> dict[str, list[str]]:
+    """The vocabulary the header recorded, but for the room names of older Jericho headers, which joined no
+    room (an episode's rooms are its rooms table)."""
+    return {kind: values for kind, values in header["vocab"].items() if kind != "room"}
+
+
+def event_sql(env: str) -> dict[str, str]:
+    """The event kinds of a text game (schema.TEXT_GAME_EVENTS), over its tables of this shape."""
+    return {
+        "item_gained": f"SELECT DISTINCT episode_id, step, item FROM {env}_item_events WHERE change = 'gained'",
+        "item_lost": f"SELECT DISTINCT episode_id, step, item FROM {env}_item_events WHERE change = 'lost'",
+        "room_entered": f"SELECT e.episode_id, e.step, r.display_name FROM {env}_room_events e JOIN {env}_rooms r "
+                        "USING (episode_id, room) WHERE e.change = 'entered' AND e.step >= 1",
+        "room_left": f"SELECT e.episode_id, e.step, r.display_name FROM {env}_room_events e JOIN {env}_rooms r "
+                     "USING (episode_id, room) WHERE e.change = 'left'",
+        "score_changed": f"SELECT episode_id, step, NULL FROM {env}_steps WHERE reward != 0",
+        "death": f"SELECT episode_id, death_step, NULL FROM episodes WHERE env = '{env}' AND death_step IS NOT NULL",
+        "first_seen": f"SELECT episode_id, min(step), item FROM {env}_sightings GROUP BY episode_id, item "
+                      "HAVING min(step) >= 1",
+        "score_changed_by": f"SELECT episode_id, step, CAST(reward AS VARCHAR) FROM {env}_steps WHERE reward != 0",
+        "action": f"SELECT episode_id, step, command FROM {env}_steps",
+    }
+
+
+# A numbered display name ("Forest (2)") is one of the rooms named "Forest".
+_NUMBERED = re.compile(r" \(\d+\)$")
+
+
+def met_names(steps: schema.Table, room_events: schema.Table, named: schema.Table | None = None) -> Callable:
+    """The met_names of a text game: the things it carried (before step 1: step 0) or met by name (`named`),
+    and its rooms' names (as listed, displayed, or displayed without their number: "Forest" once in
+    "Forest (2)") from the step it entered them (0: where it started)."""
+    def met(headers: list[dict], tables: dict[schema.Table, pa.Table], add) -> None:
+        for row in tables[steps].select(["episode_id", "step", "inventory_before", "inventory_after"]).to_pylist():
+            for item in row["inventory_before"]:
+                add(row["episode_id"], item, row["step"] - 1)
+            for item in row["inventory_after"]:
+                add(row["episode_id"], item, row["step"])
+        if named is not None:
+            for row in tables[named].select(["episode_id", "step", "item"]).to_pylist():
+                add(row["episode_id"], row["item"], row["step"])
+        rooms = {(h["episode_id"], room["room"]): room for h in headers for room in h["rooms"]}
+        for row in tables[room_events].select(["episode_id", "step", "room", "change"]).to_pylist():
+            room = rooms.get((row["episode_id"], row["room"]))
+            if row["change"] == "entered" and room is not None:
+                for name in (room["name"], room["display_name"], _NUMBERED.sub("", room["display_name"])):
+                    add(row["episode_id"], name, row["step"])
+    return met
