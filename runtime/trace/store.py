@@ -422,8 +422,12 @@ def named_items(steps: pa.Table, traces: list[TraceText]) -> pa.Table:
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The trace tables a database lacks, made in one transaction: a load killed meanwhile leaves all of
+    them or none, never some (which check_current would take for an earlier qtc's store)."""
+    con.begin()
     for statement in schema.ddl():
         con.execute(statement)
+    con.commit()
 
 
 @dataclass
