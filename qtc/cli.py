@@ -1,26 +1,27 @@
 """The `qtc` command line: one subcommand per module in qtc.commands, listed in workflow order.
 
 Building the parser imports only the command modules, which import what they use inside run(), so
-`qtc --help` and `qtc CMD --help` load no DuckDB, Arrow, Jinja, Lark, NumPy or game.
+`qtc --help` and `qtc CMD --help` load no DuckDB, Arrow, Jinja, Lark, NumPy or game. They and the
+rest of qtc are imported within main's `try`: Ctrl-C may come while they load.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from .commands import (answer, compare, compile, demo, export, generate, import_, load, paraphrase, play, report, run,
-                       score, show, sql)
-from .commands._options import flag
 from .errors import InvalidOption, UserError
-from .processes import interrupt_on_sigterm, interrupted
 
-# Each module defines COMMAND (its name), HELP, add_arguments(parser) and run(args) -> exit code. The
-# order is the workflow's: record episodes (or import another harness's), load them, check templates,
-# generate questions, reword them, answer them, score the answers, compare two runs, see them on a page
-# and one by one, export them to other harnesses; then the tools: the whole job in one checkpointed command,
-# ad hoc SQL over any store, and the demo of it all.
-COMMANDS = (play, import_, load, compile, generate, paraphrase, answer, score, compare, report, show, export, run, sql,
+
+def _commands() -> tuple:
+    """The command modules. Each defines COMMAND (its name), HELP, add_arguments(parser) and run(args) ->
+    exit code. The order is the workflow's: record episodes (or import another harness's), load them,
+    check templates, generate questions, reword them, answer them, score the answers, compare two runs,
+    see them on a page and one by one, export them to other harnesses; then the tools: the whole job in
+    one checkpointed command, ad hoc SQL over any store, and the demo of it all."""
+    from .commands import (answer, compare, compile, demo, export, generate, import_, load, paraphrase, play, report,
+                           run, score, show, sql)
+
+    return (play, import_, load, compile, generate, paraphrase, answer, score, compare, report, show, export, run, sql,
             demo)
 
 
@@ -34,12 +35,14 @@ def _version() -> str:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="qtc", description="Question-template compiler for agent memory benchmarks.")
     parser.add_argument("--version", action="version", version=f"qtc {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = {}
-    for module in COMMANDS:
+    for module in _commands():
         sub = subparsers.add_parser(module.COMMAND, help=module.HELP, description=module.__doc__,
                                     formatter_class=argparse.RawDescriptionHelpFormatter,
                                     epilog=getattr(module, "EXAMPLES", None))
@@ -49,8 +52,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    command = "qtc"  # until the arguments are read: Ctrl-C may come while the parser is built
+    command = "qtc"  # until the arguments are read: Ctrl-C may come while qtc loads or builds the parser
     try:
+        from .processes import interrupt_on_sigterm
+
         parser, modules = build_parser()
         args = parser.parse_args(argv)
         command = f"qtc {args.command}"
@@ -59,16 +64,25 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as error:
         # Ctrl-C or SIGTERM first, which a library may have turned into its own error (DuckDB's 'Query
         # interrupted'; a KeyboardInterrupt raised in a spatial primitive, which a template's failure names)
-        if isinstance(error, KeyboardInterrupt) or isinstance(error, Exception) and interrupted():
+        if isinstance(error, KeyboardInterrupt) or isinstance(error, Exception) and _stopped():
             print(f"{command}: interrupted", file=sys.stderr)
             return 130
         if isinstance(error, InvalidOption):  # the library names the option's field; the user typed its flag
+            from .commands._options import flag
+
             print(f"{command}: error: {flag(error.field)} {error.message}", file=sys.stderr)
             return 2
         if isinstance(error, UserError):
             print(f"{command}: error: {error}", file=sys.stderr)
             return 2
         raise
+
+
+def _stopped() -> bool:
+    """Whether SIGTERM or Ctrl-C asked qtc to stop (qtc.processes, imported first in main's try)."""
+    from .processes import interrupted
+
+    return interrupted()
 
 
 if __name__ == "__main__":

@@ -46,6 +46,28 @@ def test_help_lists_the_workflow_and_loads_nothing_heavy():
         assert probe["helps"][f"{command} --help"].startswith(f"usage: qtc {command} ")
 
 
+# Ctrl-C (a real SIGINT, Python's own handler in place, as in a terminal) while `module` is being imported.
+CTRL_C_WHILE_IMPORTING = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == sys.argv[1]:
+            os.kill(os.getpid(), signal.SIGINT)
+sys.meta_path.insert(0, CtrlC())
+from qtc.cli import main
+sys.exit(main(["sql", "SELECT 1"]))
+"""
+
+
+@pytest.mark.parametrize("module", ["qtc.processes", "qtc.commands", "qtc.commands.load"])
+def test_ctrl_c_while_qtc_loads_its_modules_is_an_interruption_not_a_traceback(module):
+    """The kills of the deep run (seed 20261215): Ctrl-C as `qtc load` imported its commands gave a
+    KeyboardInterrupt traceback."""
+    result = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_IMPORTING, module], capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (130, "qtc: interrupted\n")
+
+
 def test_a_bad_option_names_its_field_in_the_library_and_its_flag_on_the_command_line(tmp_path, capsys):
     from qtc.runtime.generate.run import Options
 

@@ -170,8 +170,12 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The trace tables a database lacks, made in one transaction: a load killed meanwhile leaves all of
+    them or none, never some (which check_current would take for an earlier qtc's store)."""
+    con.begin()
     for statement in schema.ddl():
         con.execute(statement)
+    con.commit()
 
 
 @dataclass

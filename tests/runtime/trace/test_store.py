@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -131,6 +134,26 @@ def test_a_bad_file_loads_nothing(tmp_path, jericho_trace_dir, crafter_trace_dir
     with pytest.raises(UserError, match=r":2: field 'moved': expected boolean, got string"):
         load_traces(con, [crafter_trace_dir, bad])
     assert con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0] == 0
+
+
+def test_a_load_killed_while_it_makes_the_tables_leaves_none(tmp_path, crafter_trace_dir):
+    """SIGKILL between two of load's CREATE TABLE statements (the kills of the deep run, seed 20261215):
+    the database is left with no table, and loading again fills it, not refused as an earlier qtc's."""
+    killed_midway = ("import os, signal, sys\n"
+                     "from qtc.dsl import schema\n"
+                     "statements = schema.ddl()\n"
+                     "def ddl():\n"
+                     "    yield from statements[:3]\n"
+                     "    os.kill(os.getpid(), signal.SIGKILL)\n"
+                     "schema.ddl = ddl\n"
+                     "from qtc.cli import main\n"
+                     "main(sys.argv[1:])\n")
+    db = tmp_path / "store.duckdb"
+    argv = ["load", str(crafter_trace_dir), "--db", str(db)]
+    assert subprocess.run([sys.executable, "-c", killed_midway, *argv]).returncode == -signal.SIGKILL
+    with duckdb.connect(str(db)) as con:
+        assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] == 0
+    assert main(argv) == 0
 
 
 def test_cli_reports_errors_without_traceback(tmp_path, crafter_trace_dir, capsys):
