@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from . import cache
+from . import types as T
 
 # The files of the crafter package the data is read from.
 SOURCES = ("data.yaml", "constants.py", "objects.py")
@@ -126,3 +127,9 @@ def vocabulary() -> dict[str, list[str]]:
             "direction": list(FACINGS.values()), "creature": list(CREATURES),
             "terrain": list(PLAYER_ENTERABLE), "collectable": list(COLLECTED_FROM),
             "consumable": list(CONSUMABLE)}
+
+
+# Every value of a language type the game fixes itself (dsl/vocabulary.py, Environment.fixed_values).
+FIXED_VALUES: dict[T.Type, tuple[str, ...]] = {
+    T.ACTION: ACTIONS, T.MATERIAL: MATERIALS, T.ITEM: INVENTORY_KEYS, T.ACHIEVEMENT: ACHIEVEMENTS,
+    T.DIRECTION: tuple(FACINGS.values()), T.CREATURE: CREATURES}

@@ -466,6 +466,9 @@ class Environment:
     events: EnvironmentEvents
     rooms: Table | None = None
     names_introduced: bool = False
+    # The dsl module (its FIXED_VALUES) of the values of language types the game fixes itself, imported only
+    # once a template of the game is checked; None when they are only known from traces.
+    fixed_values: str | None = None
 
 
 @dataclass(frozen=True)
@@ -523,7 +526,8 @@ CRAFTER = Environment("crafter", (
                        "terrain_first", "death", "first_seen", "action"),
                       {"achievement": ("achievement",), "item_gained": ("item",), "item_lost": ("consumable",),
                        "stat_low": ("stat",), "terrain_first": ("terrain",), "first_seen": ("material", "creature"),
-                       "action": ("action",)}))
+                       "action": ("action",)}),
+    fixed_values="crafter_data")
 
 TEXTWORLD = Environment("textworld", (
     TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,

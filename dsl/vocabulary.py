@@ -5,17 +5,19 @@ traces (the `vocab` table)."""
 
 from __future__ import annotations
 
+import importlib
+
 from . import types as T
 from .events import KINDS
+from .schema import ENVIRONMENTS
 
 
 def game_values(env: str, ty: T.Type) -> tuple[str, ...] | None:
     """Every value of type `ty` in `env`, or None when they are not fixed ahead of the traces."""
     if ty == T.EVENT:
         return KINDS[env]
-    if env != "crafter":
+    environment = ENVIRONMENTS.get(env)  # None for a template of any game
+    if environment is None or environment.fixed_values is None:
         return None
-    from . import crafter_data  # imports the crafter package: only once a Crafter template is checked
-    return {T.ACTION: crafter_data.ACTIONS, T.MATERIAL: crafter_data.MATERIALS,
-            T.ITEM: crafter_data.INVENTORY_KEYS, T.ACHIEVEMENT: crafter_data.ACHIEVEMENTS,
-            T.DIRECTION: tuple(crafter_data.FACINGS.values()), T.CREATURE: crafter_data.CREATURES}.get(ty)
+    # Imported only once a template of that game is checked (Crafter's imports the crafter package).
+    return importlib.import_module(f"{__package__}.{environment.fixed_values}").FIXED_VALUES.get(ty)

@@ -221,8 +221,6 @@ ENV_NAMES = frozenset(node.args[0].value for node in ast.walk(ast.parse((REPO / 
 # Modules that still branch on an environment's name, each with why, checked as strict xfails so that
 # the rule holds for every other module and these stay visible.
 NAME_TESTS_LEFT = {
-    "qtc.dsl.vocabulary": "Crafter's fixed vocabularies, read from its data only once a Crafter template is checked",
-    "qtc.runtime.record.agents": "the llm agent's prompt, a text game's state or Crafter's",
     "qtc.runtime.record.emembench": "EMemBench's two log formats, one per game it ran",
     "qtc.runtime.record.emembench_import": "EMemBench's two log formats, one per game it ran",
 }

@@ -7,7 +7,6 @@ pure function of its seed and the states it is shown, so recordings are reproduc
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Callable
 
@@ -15,6 +14,7 @@ from qtc.runtime.chat import ChatClient, json_values
 
 from .choice import Choice
 from .crafter_agent import ScriptedCrafterAgent
+from .games import GAMES
 
 __all__ = ["Choice", "WalkthroughAgent", "RandomAgent", "ScriptedCrafterAgent", "LLMAgent"]
 
@@ -65,14 +65,7 @@ class LLMAgent:
         self._show = prompt or self._prompt
 
     def _prompt(self, state: dict) -> str:
-        if self._env != "crafter":  # a text game: Jericho or TextWorld
-            return (f"{state['observation']}\n\nInventory: {', '.join(state['inventory']) or 'nothing'}\n"
-                    f"Valid actions include: {', '.join(state.get('valid_actions') or [])}")
-        rows = "\n".join(" ".join((m or "-")[:5].ljust(5) for m in row) for row in state["view"]["rows"])
-        creatures = ", ".join(f"{c['creature']} at ({c['x']},{c['y']})" for c in state["creatures"])
-        return (f"Step {state['step']}. You are at ({state['x']},{state['y']}) facing {state['facing']} "
-                f"on {state['terrain']}.\nView (rows from top):\n{rows}\nCreatures: {creatures or 'none'}\n"
-                f"Inventory: {json.dumps(state['inventory'])}\nActions: {', '.join(self._actions)}")
+        return GAMES[self._env].llm_prompt(state, self._actions)
 
     def choose(self, state: dict) -> Choice:
         system = ("You play a game. Reply with a JSON object {\"action\": ..., \"reason\": ...} where "

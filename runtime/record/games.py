@@ -11,6 +11,7 @@ a game's name.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,14 @@ class Game(Protocol):
     def note(self, options: EpisodeOptions) -> str | None:
         """What `qtc play` says before recording, if anything (how long a step takes)."""
 
+    def llm_prompt(self, state: dict, actions: tuple[str, ...]) -> str:
+        """What the llm agent (runtime/record/agents.py) is shown of a state, given the game's actions."""
+
+
+def _text_game_prompt(state: dict, actions: tuple[str, ...]) -> str:
+    return (f"{state['observation']}\n\nInventory: {', '.join(state['inventory']) or 'nothing'}\n"
+            f"Valid actions include: {', '.join(state.get('valid_actions') or [])}")
+
 
 def _refuse_made_games(options: EpisodeOptions) -> None:
     """A game that is no TextWorld game has no game file to play nor one to make."""
@@ -66,6 +75,14 @@ def _refuse_made_games(options: EpisodeOptions) -> None:
 class Crafter:
     agents = ("scripted", "random", "llm")
     vision = True
+
+    @staticmethod
+    def llm_prompt(state: dict, actions: tuple[str, ...]) -> str:
+        rows = "\n".join(" ".join((m or "-")[:5].ljust(5) for m in row) for row in state["view"]["rows"])
+        creatures = ", ".join(f"{c['creature']} at ({c['x']},{c['y']})" for c in state["creatures"])
+        return (f"Step {state['step']}. You are at ({state['x']},{state['y']}) facing {state['facing']} "
+                f"on {state['terrain']}.\nView (rows from top):\n{rows}\nCreatures: {creatures or 'none'}\n"
+                f"Inventory: {json.dumps(state['inventory'])}\nActions: {', '.join(actions)}")
 
     def check(self, options: EpisodeOptions) -> None:
         _refuse_made_games(options)
@@ -91,6 +108,7 @@ class Crafter:
 class Jericho:
     agents = ("walkthrough", "random", "llm")
     vision = False
+    llm_prompt = staticmethod(_text_game_prompt)
 
     def check(self, options: EpisodeOptions) -> None:
         _refuse_made_games(options)
@@ -127,6 +145,7 @@ class TextWorld:
 
     agents = ("walkthrough", "random", "llm")
     vision = False
+    llm_prompt = staticmethod(_text_game_prompt)
 
     def check(self, options: EpisodeOptions) -> None:
         from .textworld import CHALLENGES, check_game_file, make_settings

@@ -149,7 +149,7 @@ _MAP_ROWS = listed("crafter_map_read", "file, materials", "rows", "row", "y")
 
 TABLE_SQL = {
     schema.CRAFTER_MAP_INIT: events_sql("x, y, material", "SELECT * FROM crafter_map_cells", "y, x"),
-    schema.CRAFTER_STEPS: steps_sql(schema.CRAFTER_STEPS, "crafter"),
+    schema.CRAFTER_STEPS: steps_sql(schema.CRAFTER_STEPS),
     schema.CRAFTER_INVENTORY: events_sql("step, item, count", _INVENTORIES, "step, i"),
     schema.CRAFTER_VIEW: events_sql(
         "step, x + i - 1, y + j - 1, material",

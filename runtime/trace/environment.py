@@ -133,10 +133,10 @@ def arrow_table(table: schema.Table, rows: list[tuple]) -> pa.Table:
 
 # ---- SQL over the step lines ----
 
-def steps_sql(table: schema.Table, env: str) -> str:
-    """An env's steps table: the recorded columns of each of its step lines."""
+def steps_sql(table: schema.Table) -> str:
+    """An env's steps table (`table.env`'s): the recorded columns of each of its step lines."""
     columns = ", ".join(f's.rec."{c.name}"' for c in table.recorded_columns)
-    return f"SELECT f.episode_id, {columns} FROM {env}_lines s JOIN files f USING (file) ORDER BY s.file, s.line"
+    return f"SELECT f.episode_id, {columns} FROM {table.env}_lines s JOIN files f USING (file) ORDER BY s.file, s.line"
 
 
 def events_sql(select: str, source: str, order: str) -> str:

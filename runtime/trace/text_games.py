@@ -69,7 +69,7 @@ def _room_events_sql(env: str) -> str:
 def table_sql(steps: schema.Table, item_events: schema.Table, room_events: schema.Table) -> dict[schema.Table, str]:
     """The table_sql of a text game: its steps, items gained and lost, rooms entered and left."""
     env = steps.env
-    return {steps: steps_sql(steps, env), item_events: _item_events_sql(env), room_events: _room_events_sql(env)}
+    return {steps: steps_sql(steps), item_events: _item_events_sql(env), room_events: _room_events_sql(env)}
 
 
 # A text game's derived step columns, each a rule of dsl/conventions.py applied to the action (CONVENTIONS.md,
