@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the st
 
 from support.openai_stub_server import ChatCompletionServer, Reply, message_text  # noqa: E402
 
-from qtc.runtime.record.emembench import JERICHO_LOG_SUFFIX, write_emembench  # noqa: E402
+from qtc.runtime.record.emembench import write_emembench  # noqa: E402
+from qtc.runtime.record.emembench_jericho import LOG_SUFFIX as JERICHO_LOG_SUFFIX  # noqa: E402
 from qtc.runtime.trace.format import read_header  # noqa: E402
 from qtc.runtime.trace.store import trace_files  # noqa: E402
 

@@ -218,12 +218,6 @@ def test_every_package_folder_is_installed():
 ENV_NAMES = frozenset(node.args[0].value for node in ast.walk(ast.parse((REPO / "dsl" / "schema.py").read_text()))
                       if isinstance(node, ast.Call) and dotted(node.func) == "Environment"
                       and node.args and isinstance(node.args[0], ast.Constant))
-# Modules that still branch on an environment's name, each with why, checked as strict xfails so that
-# the rule holds for every other module and these stay visible.
-NAME_TESTS_LEFT = {
-    "qtc.runtime.record.emembench": "EMemBench's two log formats, one per game it ran",
-    "qtc.runtime.record.emembench_import": "EMemBench's two log formats, one per game it ran",
-}
 
 
 def own_module(module: str) -> bool:
@@ -269,14 +263,9 @@ def test_the_name_scan_sees_comparisons_and_matches():
 def test_no_stage_branches_on_an_environment_name():
     """Stage code reads an environment's record (runtime/*/registry.py, dsl/schema.py's ENVIRONMENTS);
     only the environment's own modules speak its name."""
-    found = {module: lines for module, lines in modules_testing_env_names().items() if module not in NAME_TESTS_LEFT}
-    assert found == {}
+    assert modules_testing_env_names() == {}
 
 
-@pytest.mark.parametrize("module", sorted(NAME_TESTS_LEFT))
-@pytest.mark.xfail(strict=True, reason="branches on an environment's name (NAME_TESTS_LEFT)")
-def test_modules_left_do_not_branch_on_an_environment_name(module):
-    assert module not in modules_testing_env_names()
 
 
 # Each stage's registry of environment records (docs/architecture.md, Adding an environment).

@@ -19,10 +19,12 @@ from PIL import Image
 
 from qtc.cli import main
 from qtc.dsl import crafter_data
+from qtc.errors import UserError
 from qtc.runtime.record.agents import RandomAgent, ScriptedCrafterAgent
 from qtc.runtime.record.crafter import CrafterSession
 from qtc.runtime.record.crafter_despawns import DespawnChoices
-from qtc.runtime.record.emembench import frame_name, write_emembench
+from qtc.runtime.record.emembench import write_emembench
+from qtc.runtime.record.emembench_crafter import frame_name
 from qtc.runtime.record.episodes import record_episode
 from qtc.runtime.trace.format import read_episode
 from qtc.runtime.trace.frames import frames_path
@@ -186,3 +188,11 @@ def test_a_folder_without_logs_and_unknown_games_are_one_line_errors(crafter_log
                             f"nosuch.z5 found (looked in {tmp_path}, ")
     assert error.endswith("); give --rom PATH")
     assert everything_in(tmp_path / "out") == []
+
+
+def test_a_textworld_episode_has_no_emembench_format(textworld_trace_dir, tmp_path):
+    trace = sorted(textworld_trace_dir.glob("*.jsonl"))[0]
+    with pytest.raises(UserError) as refused:
+        write_emembench(trace, tmp_path)
+    assert str(refused.value) == f"{trace}: a textworld episode: EMemBench logs only jericho and crafter runs"
+    assert everything_in(tmp_path) == []
