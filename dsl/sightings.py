@@ -81,7 +81,8 @@ def present(parents: Mapping[int, int], player: int, room: int, names: Mapping[i
     """The things in the player's room with the tree `parents` (object -> parent), seen or not: inside
     `room` at any depth, not carried, a thing by name. A thing never present was surely never seen."""
     things = set(things)
-    return [num for num in room_objects(parents, room, player) if names.get(num) in things]
+    # The name first: it is the cheaper test, and most objects of a tree are no thing (rooms, scenery).
+    return [num for num in sorted(parents) if names.get(num) in things and in_room(parents, num, room, player)]
 
 
 def carried(parents: Mapping[int, int], num: int, player: int) -> bool:
