@@ -36,13 +36,26 @@ def names_object(text: str | None, name: str) -> bool:
     >>> names_object("Opening the bag reveals a clove of garlic.", "clove of garlic")
     True
     """
-    wanted, found = _words(name), _words(text)
-    return bool(wanted) and any(word == wanted[0] and found[i:i + len(wanted)] == wanted for i, word in enumerate(found))
+    wanted = _words(name)
+    if not wanted:
+        return False
+    found, places = _indexed(text)
+    return any(found[i:i + len(wanted)] == wanted for i in places.get(wanted[0], ()))
 
 
 # The store asks of every step's text whether it names each object of the tree: each text and name is
-# split into words once, not once an object.
+# split into words once, not once an object, and a text's words are indexed by where each stands, so
+# that a name is compared only where its first word does.
 _words = functools.lru_cache(maxsize=4096)(words)
+
+
+@functools.lru_cache(maxsize=4096)
+def _indexed(text: str | None) -> tuple[tuple[str, ...], dict[str, list[int]]]:
+    found = words(text)
+    places: dict[str, list[int]] = {}
+    for i, word in enumerate(found):
+        places.setdefault(word, []).append(i)
+    return found, places
 
 
 def in_room(parents: Mapping[int, int], num: int, room: int, player: int) -> bool:
@@ -68,7 +81,8 @@ def present(parents: Mapping[int, int], player: int, room: int, names: Mapping[i
     """The things in the player's room with the tree `parents` (object -> parent), seen or not: inside
     `room` at any depth, not carried, a thing by name. A thing never present was surely never seen."""
     things = set(things)
-    return [num for num in room_objects(parents, room, player) if names.get(num) in things]
+    # The name first: it is the cheaper test, and most objects of a tree are no thing (rooms, scenery).
+    return [num for num in sorted(parents) if names.get(num) in things and in_room(parents, num, room, player)]
 
 
 def carried(parents: Mapping[int, int], num: int, player: int) -> bool:

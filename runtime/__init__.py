@@ -13,7 +13,8 @@
 
 `chat.py` is the one client for OpenAI-compatible models (retries, JSON read out of replies), used by
 the LLM agent, answering and paraphrasing; `episode_rows.py` reads one episode's rows of a store without
-scanning whole tables, for the spatial primitives and the logs shown to models; `user_code.py` imports
+scanning whole tables, for the spatial primitives and the logs shown to models; `arrow.py` maps the
+language's storage types to Arrow and gives a statement's rows as an Arrow table (bound once); `user_code.py` imports
 the user's own code named `package.module:Name` (an agent's factory, a memory provider). The runtime imports the language (`qtc.dsl`), the standard
 library (`qtc.templates`) and `qtc.errors`/`qtc.files`/`qtc.processes`; the language never imports the runtime, and nothing here parses flags.
 """

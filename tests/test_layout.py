@@ -38,12 +38,13 @@ RULES = [
     ("qtc.runtime", NEVER, ("argparse",)),  # nothing here parses flags
     ("qtc.runtime.chat", ONLY, ("qtc.dsl", *ERRORS_AND_FILES)),  # the stages use it, not the other way round
     ("qtc.runtime.episode_rows", ONLY, ()),  # likewise
+    ("qtc.runtime.arrow", ONLY, ("qtc.dsl",)),  # likewise
     ("qtc.runtime.user_code", ONLY, ERRORS_AND_FILES),  # likewise
     ("qtc.runtime.record", ONLY, ("qtc.dsl", "qtc.runtime.trace", "qtc.runtime.chat", *ERRORS_AND_FILES)),
-    ("qtc.runtime.trace", ONLY, ("qtc.dsl", "qtc.runtime.spatial", *ERRORS_AND_FILES)),
-    ("qtc.runtime.spatial", ONLY, ("qtc.dsl", "qtc.runtime.episode_rows")),
+    ("qtc.runtime.trace", ONLY, ("qtc.dsl", "qtc.runtime.spatial", "qtc.runtime.arrow", *ERRORS_AND_FILES)),
+    ("qtc.runtime.spatial", ONLY, ("qtc.dsl", "qtc.runtime.episode_rows", "qtc.runtime.arrow")),
     ("qtc.runtime.generate", ONLY, ("qtc.dsl", "qtc.templates", "qtc.runtime.trace", "qtc.runtime.qa",
-                                    "qtc.runtime.chat", *ERRORS_AND_FILES)),
+                                    "qtc.runtime.chat", "qtc.runtime.arrow", *ERRORS_AND_FILES)),
     ("qtc.runtime.qa", ONLY, ("qtc.dsl", "qtc.runtime.trace", *ERRORS_AND_FILES)),
     ("qtc.runtime.evaluate", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.trace", "qtc.runtime.chat",
                                     "qtc.runtime.episode_rows",

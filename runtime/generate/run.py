@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 import qtc.templates
@@ -31,6 +32,7 @@ from qtc.dsl.ir.sample import MIN_CAP_COLUMN, ORDERS
 from qtc.dsl.library import cached_library
 from qtc.dsl.render import RenderError, make_environment
 from qtc.errors import InvalidOption, UserError
+from qtc.runtime.arrow import rows_where
 
 from .records import EpisodeInfo, InvalidRecord, RecordMaker
 from .runners import OnDone, Rows, Runner, open_runner
@@ -372,14 +374,13 @@ def _by_cap(rows: pa.Table, caps: tuple[int, ...]) -> dict[int, tuple[pa.Table, 
     """A statement's candidate rows at each of `caps` (the rows its bindings are sampled at), without
     the columns saying where a cap cut a sample and from which cap a binding is sampled, and whether
     that cap cut a sample on the answerable side and on a false-premise side."""
-    # In Python rather than pyarrow.compute, whose import alone costs a fifth of a second.
     marks = rows.column(CUT_COLUMN).to_pylist()
     cut = {(adversarial, mark) for adversarial, mark in zip(rows.column("adversarial").to_pylist(), marks)
            if mark is not None}
     min_caps = rows.column(MIN_CAP_COLUMN).to_pylist()
     candidates = rows.drop_columns([CUT_COLUMN, MIN_CAP_COLUMN])
-    return {cap: (candidates.filter(pa.array([mark is None and least <= cap for mark, least in zip(marks, min_caps)],
-                                             pa.bool_())), ((False, cap) in cut, (True, cap) in cut))
+    return {cap: (rows_where(candidates, np.array([mark is None and least <= cap for mark, least in zip(marks, min_caps)],
+                                                  dtype=bool)), ((False, cap) in cut, (True, cap) in cut))
             for cap in caps}
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ import pyarrow as pa
 
 from qtc.dsl.ir.sql import CAP_VARIABLE, CAPS_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
 from qtc.errors import UserError
+from qtc.runtime.arrow import arrow_rows
 from qtc.runtime.trace.format import read_header, trace_files
 from qtc.runtime.trace.store import episode_files, open_store
 
@@ -145,7 +145,7 @@ def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table
     con.execute(f"SET VARIABLE {CAP_VARIABLE} = {request.cap}")
     con.execute(f"SET VARIABLE {CAPS_VARIABLE} = {[*request.smaller, request.cap]}")
     try:
-        return _arrow_rows(con, request.sql)
+        return arrow_rows(con, request.sql)
     except duckdb.OutOfMemoryException:
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         raise UserError(f"template {request.template_id} needs more memory than DuckDB's limit of {limit} for "
@@ -154,17 +154,6 @@ def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table
                         f"{_READ_IN_PLACE}") from None
     except duckdb.Error as error:
         raise UserError(f"template {request.template_id} failed to run: {str(error).splitlines()[0]}") from None
-
-
-def _arrow_rows(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
-    """The rows of `sql` as an Arrow table, the statement bound once. con.sql(sql).to_arrow_table(), which
-    DuckDB's warning recommends, binds it twice (once for the relation's schema, again to run it): a
-    quarter of a small statement's CPU. The copy the warning is about is of the result, a few hundred
-    candidate rows."""
-    result = con.execute(sql)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return result.to_arrow_table()
 
 
 def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request]) -> dict[tuple[str, int], pa.Table]:

@@ -1,5 +1,6 @@
 """The spatial primitives at run time: `grid.py` (Crafter's map as it was before a step, what the
 player had seen, shortest routes and walks), `rooms.py` (the Jericho room graph of the moves made) and
 `udf.py` (each primitive of `dsl/primitives.py` registered in DuckDB as `qtc_<name>`). May import
-`qtc.dsl` and `runtime/episode_rows.py` only: the store registers these functions, not the other way round.
+`qtc.dsl`, `runtime/episode_rows.py` and `runtime/arrow.py` only: the store registers these functions,
+not the other way round.
 """

@@ -23,6 +23,7 @@ from qtc.dsl import crafter_data
 from qtc.dsl import types as T
 from qtc.dsl.primitives import PRIMITIVES, Primitive, sql_type
 from qtc.dsl.sql import sql_string
+from qtc.runtime.arrow import arrow_type
 from qtc.runtime.episode_rows import EpisodeRows
 
 from .cache import LRU
@@ -38,14 +39,6 @@ SIGHTINGS = ("(SELECT v.step, v.x, v.y, coalesce(c.creature, v.material) AS mate
 
 # Episodes (about 0.5 MB of map history per 200 Crafter steps, plus the searches kept) kept per connection.
 CACHE_SIZE = 512
-
-
-def _arrow_type(ty: T.Type) -> pa.DataType:
-    if isinstance(ty, T.ListOf):
-        return pa.list_(_arrow_type(ty.element))
-    if ty == T.DISPLACEMENT:
-        return pa.struct([("dx", pa.int64()), ("dy", pa.int64())])
-    return {"BIGINT": pa.int64(), "BOOLEAN": pa.bool_(), "VARCHAR": pa.string()}[ty.storage]
 
 
 class Loaded:
@@ -159,7 +152,7 @@ def _vectorised(primitive: Primitive, data: SpatialData) -> Callable:
     """The primitive over Arrow columns: one result per row, null where any input is null. The rows are
     split by episode with numpy, and each episode's rows go to its implementation in one call."""
     answer = IMPLEMENTATIONS[primitive.name]
-    result_type = _arrow_type(primitive.returns)
+    result_type = arrow_type(primitive.returns)
     types = [T.STRING, *(ty for _, ty in primitive.args), *[T.STRING] * len(primitive.kwargs)]
 
     def call(*columns: pa.Array | pa.ChunkedArray) -> pa.Array:

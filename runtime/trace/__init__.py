@@ -8,5 +8,6 @@ derivations, its vocabularies and events) in its own module, `jericho.py`, `craf
 listed in `registry.py`; the text games share `text_games.py`. Jericho's derive with `objects.py` (its
 object tree and sightings) and `changes.py` (its steps that changed nothing), Crafter's with
 `crafter_rules.py` (its rules as tables and what an action after each step would do by them).
-May import `qtc.dsl` (the schema) and `runtime.spatial` (registered on every store it opens).
+May import `qtc.dsl` (the schema), `runtime.spatial` (registered on every store it opens) and
+`runtime/arrow.py`.
 """

@@ -15,6 +15,7 @@ import pyarrow as pa
 from qtc.dsl import crafter_data, schema
 from qtc.dsl.events import DAMAGE_CAUSES, STAT_LOW_LEVEL
 from qtc.errors import UserError
+from qtc.runtime.arrow import rows_where
 
 from .crafter_rules import RULES, register_rules, rule_columns, rule_rows_sql, rule_tables
 from .environment import (HEADER_COMMON, TraceEnvironment, events_sql, listed, registered, step_spec, steps_sql,
@@ -266,8 +267,7 @@ def shown_first(tables: dict[schema.Table, pa.Table]) -> dict[str, set[str]]:
     a step."""
     shown: dict[str, set[str]] = {}
     for table, column in ((schema.CRAFTER_VIEW, "material"), (schema.CRAFTER_CREATURES, "creature")):
-        # numpy's comparison rather than pyarrow.compute's: importing that costs a fifth of a second
-        rows = tables[table].filter(pa.array(tables[table].column("step").to_numpy() == 0))
+        rows = rows_where(tables[table], tables[table].column("step").to_numpy() == 0)
         for row in rows.select(["episode_id", column]).to_pylist():
             shown.setdefault(row["episode_id"], set()).add(row[column])
     return shown

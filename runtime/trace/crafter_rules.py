@@ -28,6 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
+from qtc.runtime.arrow import arrow_rows
 
 # Each rule table's rows from crafter_data, in the data's order (k), as the table's columns declare them.
 RULES: dict[schema.Table, tuple[tuple, ...]] = {
@@ -144,7 +145,7 @@ def rule_tables(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa
     for name, table in INPUTS.items():
         reader.register(name, tables[table].rename_columns(["episode_id", *(c.name for c in table.columns)]))
     try:
-        return {table: reader.sql(sql).to_arrow_table() for table, sql in DERIVED_SQL.items()}
+        return {table: arrow_rows(reader, sql) for table, sql in DERIVED_SQL.items()}
     finally:
         for name in INPUTS:
             reader.unregister(name)

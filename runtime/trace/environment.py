@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from qtc.dsl import schema
 from qtc.dsl import types as T
+from qtc.runtime.arrow import arrow_type
 
 
 def _nothing(*_) -> None:
@@ -114,18 +115,9 @@ def structure_sql(spec) -> str:
     return "'" + json.dumps(duckdb_structure(spec)).replace("'", "''") + "'"
 
 
-_ARROW_TYPES = {"BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "VARCHAR": pa.string()}
-
-
-def _arrow_type(type_: T.Type) -> pa.DataType:
-    if isinstance(type_, T.ListOf):
-        return pa.list_(_ARROW_TYPES[type_.element.storage])
-    return _ARROW_TYPES[type_.storage]
-
-
 def arrow_table(table: schema.Table, rows: list[tuple]) -> pa.Table:
     """Rows built in Python (those that come from headers, or replays), in the table's all_columns order."""
-    arrow_schema = pa.schema([(c.name, _arrow_type(c.type)) for c in table.all_columns])
+    arrow_schema = pa.schema([(c.name, arrow_type(c.type)) for c in table.all_columns])
     columns = list(zip(*rows)) if rows else [()] * len(arrow_schema)
     return pa.Table.from_arrays([pa.array(column, type=f.type) for column, f in zip(columns, arrow_schema)],
                                 schema=arrow_schema)

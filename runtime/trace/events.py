@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from qtc.dsl import schema
 from qtc.dsl.events import KINDS, SUBJECT_VOCABULARY
+from qtc.runtime.arrow import arrow_rows
 
 from .environment import registered
 from .registry import TRACE_ENVIRONMENTS
@@ -34,7 +35,7 @@ def _events_sql(env: str) -> str:
 def events(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table], envs: set[str]) -> pa.Table:
     """The events table of every episode of `envs` (at least one), from the store's other tables."""
     with registered(reader, tables):
-        parts = [reader.sql(_events_sql(env), params=TRACE_ENVIRONMENTS[env].event_parameters).to_arrow_table()
+        parts = [arrow_rows(reader, _events_sql(env), TRACE_ENVIRONMENTS[env].event_parameters)
                  for env in sorted(envs)]
     return pa.concat_tables(parts)
 

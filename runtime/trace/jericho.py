@@ -12,6 +12,7 @@ import pyarrow as pa
 from qtc.dsl import room_names, schema
 from qtc.dsl.conventions import named_item_steps
 from qtc.errors import UserError
+from qtc.runtime.arrow import arrow_rows
 
 from . import text_games
 from .changes import with_changed
@@ -128,8 +129,8 @@ def derive(reader, traces: dict, tables: dict) -> None:
     tables[schema.JERICHO_INTRODUCED_ITEMS] = arrow_table(schema.JERICHO_INTRODUCED_ITEMS,
                                                           introduced_items(steps, traces))
     register_objects(reader, traces)
-    tables[schema.JERICHO_OBJECTS] = reader.sql(OBJECTS_SQL).to_arrow_table()
-    tables[schema.JERICHO_OBJECT_LOCATIONS] = reader.sql(LOCATIONS_SQL).to_arrow_table()
+    tables[schema.JERICHO_OBJECTS] = arrow_rows(reader, OBJECTS_SQL)
+    tables[schema.JERICHO_OBJECT_LOCATIONS] = arrow_rows(reader, LOCATIONS_SQL)
     things = {trace.header["game"]: text_games.header_vocabulary(trace.header).get("item", [])
               for trace in traces.values()}
     derived = sightings(steps, traces, things)

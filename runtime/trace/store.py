@@ -30,6 +30,7 @@ from qtc.dsl import schema
 from qtc.dsl.events import KINDS as event_kinds, WHOLE_KINDS
 from qtc.errors import UserError
 
+from qtc.runtime.arrow import arrow_rows
 from qtc.runtime.spatial.udf import register_primitives
 from .consistency import check_consistency
 from . import events
@@ -160,7 +161,7 @@ def _tables(reader: duckdb.DuckDBPyConnection, traces: list[TraceText]) -> dict[
     for env, numbered in own.items():
         record = TRACE_ENVIRONMENTS[env]
         for table, sql in record.table_sql.items():
-            tables[table] = reader.sql(sql).to_arrow_table()
+            tables[table] = arrow_rows(reader, sql)
         record.derive(reader, numbered, tables)
     if own:
         tables[schema.EVENTS] = events.events(reader, tables, set(own))
