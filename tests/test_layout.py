@@ -53,7 +53,7 @@ RULES = [
                                   *ERRORS_AND_FILES)),
     ("qtc.runtime.memory", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.trace", "qtc.runtime.chat",
                                   "qtc.runtime.episode_rows", "qtc.runtime.evaluate", "qtc.runtime.user_code",
-                                  *ERRORS_AND_FILES)),
+                                  "qtc.runtime.arrow", *ERRORS_AND_FILES)),
     ("qtc.runtime.view", ONLY, ("qtc.dsl", "qtc.runtime.qa", "qtc.runtime.evaluate", "qtc.runtime.spatial",
                                 "qtc.runtime.trace", "qtc.runtime.episode_rows", *ERRORS_AND_FILES)),
 ]

@@ -6,6 +6,7 @@ its questions at each checkpoint horizon (docs/memory.md).
 (built-in, `package.module:Class`, or the entry-point group `qtc.providers`); `driver.py` feeds and asks,
 checkpoint by checkpoint, and records the answers; `builtin.py` holds the baselines none, last:N, full and
 bm25, `embed.py` the embedding baseline and its cache. The public names are re-exported by `qtc.memory`.
-May import `qtc.dsl`, `runtime.qa`, `runtime.trace`, `runtime.chat`, `runtime.episode_rows` and
-`runtime.evaluate` (the context a step is rendered in, and the asking of qtc's chat model).
+May import `qtc.dsl`, `runtime.qa`, `runtime.trace`, `runtime.chat`, `runtime.episode_rows`,
+`runtime.evaluate` (the context a step is rendered in, and the asking of qtc's chat model) and
+`runtime/arrow.py`.
 """

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from qtc.errors import UserError
+from qtc.runtime.arrow import arrow_rows
 from qtc.runtime.chat import ChatClient
 
 from .builtin import best, positive_int
@@ -51,8 +52,8 @@ class EmbeddingCache:
         """The vectors of those of `keys` the cache holds (read as Arrow: no Python float per element)."""
         self._con.register("wanted_keys", pa.table({"text_sha256": pa.array(keys, pa.string())}))
         try:
-            found = self._con.sql("SELECT e.text_sha256, e.vector FROM embeddings e JOIN wanted_keys w "
-                                  "USING (text_sha256) WHERE e.model = ?", params=[model]).to_arrow_table()
+            found = arrow_rows(self._con, "SELECT e.text_sha256, e.vector FROM embeddings e JOIN wanted_keys w "
+                                          "USING (text_sha256) WHERE e.model = ?", [model])
         finally:
             self._con.unregister("wanted_keys")
         if not found.num_rows:
