@@ -283,6 +283,7 @@ def test_modules_left_do_not_branch_on_an_environment_name(module):
 REGISTRIES = {"trace": ("qtc.runtime.trace.registry", "TRACE_ENVIRONMENTS"),
               "evaluate": ("qtc.runtime.evaluate.registry", "EVALUATE_ENVIRONMENTS"),
               "view": ("qtc.runtime.view.registry", "VIEW_ENVIRONMENTS"),
+              "spatial": ("qtc.runtime.spatial.registry", "SPATIAL_ENVIRONMENTS"),
               "record": ("qtc.runtime.record.games", "GAMES")}
 
 

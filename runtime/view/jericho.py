@@ -20,7 +20,7 @@ def room_before(rows: EpisodeRows, episode_id: str, step: int) -> int | None:
 
 
 def figure(episodes, q: Question, step: int):
-    history = episodes.spatial.episode("jericho", q.episode_id).state
+    history = episodes.spatial.episode(q.episode_id).state
     names = room_names(episodes.rows, q.episode_id)
     here = room_before(episodes.rows, q.episode_id, step_binding(q, ("i",)) or step)
     if here is None:

@@ -109,7 +109,7 @@ def test_crafter_routes_are_the_primitives_shortest_routes(page, qa, traces):
 def test_room_paths_are_shortest(trace_db):
     spatial = SpatialData(trace_db)
     (episode,) = trace_db.execute("SELECT episode_id FROM episodes WHERE env = 'jericho' LIMIT 1").fetchone()
-    graph = spatial.episode("jericho", episode).state.graph_before(10 ** 6)
+    graph = spatial.episode(episode).state.graph_before(10 ** 6)
     rooms = [room for room in graph.rooms if graph.has(room)]
     source = rooms[0]
     for target in rooms:
