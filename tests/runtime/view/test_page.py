@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from support.answer_files import read_qa
+from support.answer_files import read_qa, write_answers
+from support.paths import TEMPLATES
 from qtc.cli import main
 from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.evaluate.context import Shown, render_context
@@ -264,3 +265,25 @@ def test_a_request_log_that_is_not_one_is_a_clear_error(qa, answer_files, tmp_pa
     assert main(["report", str(qa), str(answer_files[0]), "--requests", str(qa), "--html",
                  str(tmp_path / "r.html")]) == 2
     assert "not a request of qtc answer --log-requests" in capsys.readouterr().err
+
+
+def test_a_textworld_room_question_shows_the_graph_of_the_moves_made(textworld_trace_dir, tmp_path):
+    """TextWorld's figure is Jericho's (runtime/view/text_games.py): the rooms and moves known before the
+    step, the path between where the player was at steps i and j drawn, as long as the answer."""
+    qa = tmp_path / "qa.jsonl"
+    assert main(["generate", "--traces", str(textworld_trace_dir), "--templates", str(TEMPLATES / "jericho/spatial.qtpl"),
+                 "--max-per-template", "2", "--out", str(qa), "--quiet"]) == 0
+    answers = write_answers(tmp_path / "a.jsonl", read_qa(qa), "model-a", lambda n, q: True)
+    html = tmp_path / "report.html"
+    assert main(["report", str(qa), str(answers), "--traces", str(textworld_trace_dir), "--html", str(html)]) == 0
+    templates = _templates(html.read_text())
+    shown = 0
+    for n, q in enumerate(read_qa(qa)):
+        if q["template_id"] != "textworld.path_length_between_steps" or q["adversarial"]:
+            continue
+        figure = templates[re.findall(r'data-fragment="(\w+)"', templates[f"q{n}"])[0]]
+        assert '<svg class="map rooms"' in figure and '<g class="room here">' in figure
+        assert '<g class="room target">' in figure
+        assert figure.count('<line class="edge path"') == int(q["answer"])
+        shown += 1
+    assert shown
