@@ -68,6 +68,13 @@ def _templates(html: str) -> dict[str, str]:
     return dict(re.findall(r'<template id="(\w+)">(.*?)</template>', html, re.S))
 
 
+def _figures(html: str, qa, template_id: str) -> list[tuple[dict, str]]:
+    """Each question of the template with a true premise, and its figure on the page."""
+    templates = _templates(html)
+    return [(q, templates[re.findall(r'data-fragment="(\w+)"', templates[f"q{n}"])[0]])
+            for n, q in enumerate(read_qa(qa)) if q["template_id"] == template_id and not q["adversarial"]]
+
+
 def test_the_evidence_is_the_prompts_rendering_with_the_evidence_marked(page, qa, traces):
     templates = _templates(page.read_text())
     con = open_store(*traces)
@@ -87,12 +94,8 @@ def test_the_evidence_is_the_prompts_rendering_with_the_evidence_marked(page, qa
 
 
 def test_crafter_routes_are_the_primitives_shortest_routes(page, qa, traces):
-    templates = _templates(page.read_text())
     checked = 0
-    for n, q in enumerate(read_qa(qa)):
-        if q["template_id"] != "crafter.route_to_nearest" or q["adversarial"]:
-            continue
-        figure = templates[re.findall(r'data-fragment="(\w+)"', templates[f"q{n}"])[0]]
+    for q, figure in _figures(page.read_text(), qa, "crafter.route_to_nearest"):
         points = re.search(r'<polyline class="route" points="([^"]+)"', figure).group(1).split()
         (x0, y0), (x1, y1) = (tuple(map(float, p.split(","))) for p in (points[0], points[-1]))
         dx, dy = round((x1 - x0) / CELL), round((y1 - y0) / CELL)
@@ -276,14 +279,9 @@ def test_a_textworld_room_question_shows_the_graph_of_the_moves_made(textworld_t
     answers = write_answers(tmp_path / "a.jsonl", read_qa(qa), "model-a", lambda n, q: True)
     html = tmp_path / "report.html"
     assert main(["report", str(qa), str(answers), "--traces", str(textworld_trace_dir), "--html", str(html)]) == 0
-    templates = _templates(html.read_text())
-    shown = 0
-    for n, q in enumerate(read_qa(qa)):
-        if q["template_id"] != "textworld.path_length_between_steps" or q["adversarial"]:
-            continue
-        figure = templates[re.findall(r'data-fragment="(\w+)"', templates[f"q{n}"])[0]]
+    figures = _figures(html.read_text(), qa, "textworld.path_length_between_steps")
+    for q, figure in figures:
         assert '<svg class="map rooms"' in figure and '<g class="room here">' in figure
         assert '<g class="room target">' in figure
         assert figure.count('<line class="edge path"') == int(q["answer"])
-        shown += 1
-    assert shown
+    assert figures
