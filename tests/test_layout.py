@@ -273,6 +273,7 @@ def test_no_stage_branches_on_an_environment_name():
 REGISTRIES = {"trace": ("qtc.runtime.trace.registry", "TRACE_ENVIRONMENTS"),
               "evaluate": ("qtc.runtime.evaluate.registry", "EVALUATE_ENVIRONMENTS"),
               "view": ("qtc.runtime.view.registry", "VIEW_ENVIRONMENTS"),
+              "spatial": ("qtc.runtime.spatial.registry", "SPATIAL_ENVIRONMENTS"),
               "record": ("qtc.runtime.record.games", "GAMES")}
 
 

@@ -21,8 +21,8 @@ class SpatialFunction(Function):
 
     def type(self, c, call, types):
         primitive = self.primitive
-        if c.env != primitive.env:
-            c.error(call.function_span, f"'{primitive.name}' is a {primitive.env} primitive; "
+        if c.env not in primitive.envs:
+            c.error(call.function_span, f"'{primitive.name}' is a {' and '.join(primitive.envs)} primitive; "
                                         f"this template's env is {c.env}")
             return None
         for position, ((name, wanted), got) in enumerate(zip(primitive.args, types)):

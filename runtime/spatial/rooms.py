@@ -1,5 +1,5 @@
-"""Spatial primitives over a Jericho episode's room graph: the rooms joined by the moves the player
-actually made, as known before a step.
+"""Spatial primitives over a text game's room graph (Jericho's, TextWorld's): the rooms joined by the moves
+the player actually made, as known before a step.
 
 Every definition used here (the graph as of step t, distances, unknowable answers) is written once in
 CONVENTIONS.md, section Space. Where the graph cannot decide, a method returns None: unknowable.
@@ -15,6 +15,10 @@ import math
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Callable
+
+from qtc.dsl.schema import Table
+from qtc.runtime.episode_rows import EpisodeRows
 
 from .cache import LRU
 
@@ -186,3 +190,11 @@ class RoomHistory:
 
     def graph_before(self, step: int) -> RoomGraph:
         return self._graphs(self.version(step))
+
+
+def room_history_loader(steps: Table) -> Callable[[EpisodeRows, str], RoomHistory]:
+    """How a text game's episode's room graph is read from its steps table (Jericho's columns)."""
+    def load(rows: EpisodeRows, episode: str) -> RoomHistory:
+        return RoomHistory(rows.execute("SELECT step, room_before, direction, room_after, moved, tried_direction "
+                                        f"FROM {{{steps.sql_name}}} ORDER BY step", episode).fetchall())
+    return load

@@ -19,75 +19,43 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from qtc.dsl import crafter_data
 from qtc.dsl import types as T
 from qtc.dsl.primitives import PRIMITIVES, Primitive, sql_type
-from qtc.dsl.sql import sql_string
 from qtc.runtime.arrow import arrow_type
 from qtc.runtime.episode_rows import EpisodeRows
 
 from .cache import LRU
 from .grid import CrafterMaps, NearestAnswers
-from .rooms import RoomGraph, RoomHistory
-
-# The cells of each view, a fixed creature (a plant) seen on a cell shown in place of the material under
-# it: what the player had seen (cells='seen') holds it as a cell no route enters (CONVENTIONS.md, Space).
-SIGHTINGS = ("(SELECT v.step, v.x, v.y, coalesce(c.creature, v.material) AS material "
-             "FROM {crafter_view} v LEFT JOIN {crafter_creatures} c "
-             "ON c.step = v.step AND c.x = v.x AND c.y = v.y AND c.creature IN ("
-             + ", ".join(sql_string(c) for c in crafter_data.FIXED_CREATURES) + "))")
+from .registry import SPATIAL_ENVIRONMENTS
+from .rooms import RoomGraph
 
 # Episodes (about 0.5 MB of map history per 200 Crafter steps, plus the searches kept) kept per connection.
 CACHE_SIZE = 512
 
 
 class Loaded:
-    """One episode's spatial state (None without a map), with the lock its rows are answered under."""
+    """One episode's spatial state (None without one), with the lock its rows are answered under."""
 
     def __init__(self, state):
         self.state, self.lock = state, threading.Lock()
 
 
 class SpatialData:
-    """Per-episode spatial state read from a trace store, loaded once per episode."""
+    """Per-episode spatial state read from a trace store, loaded once per episode by its environment's
+    record (registry.py)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.rows = EpisodeRows(con.cursor())
         self.lock = threading.Lock()  # DuckDB may call the functions from several threads: guards the cursor
-        self._episodes = {"crafter": LRU(CACHE_SIZE, self._load_crafter),
-                          "jericho": LRU(CACHE_SIZE, self._load_jericho)}
+        self._episodes = LRU(CACHE_SIZE, self._load)
 
-    def episode(self, env: str, episode: str) -> Loaded:
+    def episode(self, episode: str) -> Loaded:
         with self.lock:
-            return self._episodes[env](episode)
+            return self._episodes(episode)
 
-    def _coded(self, source: str, columns: str, material: str, episode: str, names: list[str]) -> np.ndarray:
-        """Rows (columns..., material) of an episode's rows of `source` as integers, ordered by the
-        columns, each material as its index in `names`."""
-        found = self.rows.execute(f"SELECT {columns}, list_position($names, {material}) - 1 FROM {source} "
-                                  f"ORDER BY {columns}", episode, names=names).fetchnumpy()
-        return np.column_stack([np.asarray(column, dtype=np.int64) for column in found.values()])
-
-    def _load_crafter(self, episode: str) -> Loaded:
-        if not self.rows.has("crafter_map_init", episode):
-            return Loaded(None)
-        materials = self.rows.execute("SELECT DISTINCT material FROM (SELECT material FROM {crafter_map_init} "
-                                      "UNION ALL SELECT material_after FROM {crafter_map_changes} "
-                                      "UNION ALL SELECT material FROM {crafter_view})", episode).fetchall()
-        names = list(crafter_data.MATERIALS) + list(crafter_data.FIXED_CREATURES)
-        names += sorted({material for (material,) in materials} - set(names))
-        cells = self._coded("{crafter_map_init}", "x, y", "material", episode, names)
-        initial = np.zeros((cells[:, 0].max() + 1, cells[:, 1].max() + 1), dtype=np.int16)
-        initial[cells[:, 0], cells[:, 1]] = cells[:, 2]
-        changes = self._coded("{crafter_map_changes}", "step, x, y", "material_after", episode, names)
-        views = self._coded(SIGHTINGS, "step, x, y", "material", episode, names)
-        positions = self.rows.execute("SELECT step, x_before, y_before FROM {crafter_steps}", episode).fetchall()
-        return Loaded(CrafterMaps(tuple(names), initial, changes, {s: (x, y) for s, x, y in positions}, views))
-
-    def _load_jericho(self, episode: str) -> Loaded:
-        return Loaded(RoomHistory(self.rows.execute("SELECT step, room_before, direction, room_after, moved, "
-                                                    "tried_direction FROM {jericho_steps} ORDER BY step",
-                                                    episode).fetchall()))
+    def _load(self, episode: str) -> Loaded:
+        found = self.rows.execute("SELECT env FROM {episodes}", episode).fetchone()
+        return Loaded(None if found is None else SPATIAL_ENVIRONMENTS[found[0]].load(self.rows, episode))
 
 
 def _each(method: Callable) -> Callable:
@@ -163,7 +131,7 @@ def _vectorised(primitive: Primitive, data: SpatialData) -> Callable:
         episodes, which = np.unique(values[0], return_inverse=True)
         order = np.argsort(which, kind="stable")
         for episode, these in zip(episodes.tolist(), np.split(order, np.cumsum(np.bincount(which))[:-1])):
-            loaded = data.episode(primitive.env, episode)
+            loaded = data.episode(episode)
             if loaded.state is None:
                 continue
             with loaded.lock:

@@ -11,7 +11,7 @@ from .maps import crafter_map, crafter_map_legend
 
 def figure(episodes, q: Question, step: int):
     material = q.bindings.get("material")
-    maps = episodes.spatial.episode("crafter", q.episode_id).state
+    maps = episodes.spatial.episode(q.episode_id).state
 
     def draw() -> str:
         drawn = crafter_map(maps, step, material) if maps else ""

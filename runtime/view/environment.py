@@ -17,7 +17,7 @@ class ViewEnvironment:
     name: str  # as dsl/schema.py's ENVIRONMENTS names it
     # figure(episodes, q, step): the figure of a spatial question at `step` (episodes.Episodes reads the
     # store: its `spatial`, `rows`), as (what the figure depends on, a function drawing it), or None;
-    # None: the environment has no figure (TextWorld's map is not drawn yet).
+    # None: the environment has no figure.
     figure: Callable | None = None
 
 

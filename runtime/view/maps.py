@@ -1,5 +1,5 @@
 """Spatial questions drawn as inline SVG: a Crafter map as of a step, with the player, the target and
-one shortest route, and a Jericho room graph as known before a step, with the shortest path.
+one shortest route, and a text game's room graph as known before a step, with the shortest path.
 
 The maps, graphs and searches are the spatial primitives' own (runtime/spatial); the route is read
 off the search's distance layers, one move down at a time, as the primitives read their answers.

@@ -4,7 +4,10 @@
   asks the same questions through its compiled SQL as through the reference, with and without a horizon;
 - the store's facts, rooms and sightings agree with a fresh game: the episode's commands played again in a
   new TextWorld environment of the same game file, whose facts are read from TextWorld itself at every step;
-  each answer of the room and sighting templates is worked out again from those facts.
+  each answer of the room and sighting templates is worked out again from those facts;
+- the room graph of the moves made (the spatial templates Jericho and TextWorld share): the walkthrough
+  moves twice in a line, so a random walk of the same game (60 steps, 14 moves over 5 rooms) asks them all;
+  their compiled SQL agrees with the reference, and every move is an exit of the game's true map.
 """
 
 from __future__ import annotations
@@ -14,25 +17,63 @@ import textworld
 
 from support.ground_truth import Store, checked_templates, differences, reference_candidates, sql_candidates
 
+from qtc.cli import main
 from qtc.dsl.compile import statement
 from qtc.dsl.library import load_library
 from qtc.dsl.reference.evaluator import read_tables
 from qtc.runtime.record.textworld import entity_names, fact_list
 from qtc.runtime.trace.format import read_episode
+from qtc.runtime.trace.store import open_store
 from qtc.runtime.trace.textworld import in_view, room_of
 from support.paths import TEMPLATES
 
 
+def _disagreements(con, templates, horizon) -> list[str]:
+    """Where each template's compiled SQL and the reference evaluator ask or answer differently on `con`."""
+    store = Store(con, read_tables(con))
+    report = []
+    for compiled in templates:
+        problems = differences(sql_candidates(con, compiled, horizon), reference_candidates(store, compiled, horizon))
+        report += [f"{compiled.id}, horizon {horizon}:", *problems] if problems else []
+    con.execute("RESET VARIABLE qtc_horizon")
+    con.execute("RESET VARIABLE qtc_max_candidates")
+    return report
+
+
 @pytest.mark.parametrize("horizon", [None, 12])
 def test_compiled_sql_agrees_with_the_reference_on_textworld(textworld_db, horizon):
-    store = Store(textworld_db, read_tables(textworld_db))
-    report = []
-    for compiled in checked_templates("textworld"):
-        problems = differences(sql_candidates(textworld_db, compiled, horizon), reference_candidates(store, compiled, horizon))
-        report += [f"{compiled.id}, horizon {horizon}:", *problems] if problems else []
-    textworld_db.execute("RESET VARIABLE qtc_horizon")
-    textworld_db.execute("RESET VARIABLE qtc_max_candidates")
+    report = _disagreements(textworld_db, checked_templates("textworld"), horizon)
     assert not report, "\n".join(report)
+
+
+@pytest.fixture(scope="module")
+def random_walk_db(textworld_trace_dir, tmp_path_factory):
+    """A store of a random agent's 60 steps in the fixture's cooking game (seed 2: 14 moves over 5 rooms)."""
+    [game] = textworld_trace_dir.glob("*.z8")
+    directory = tmp_path_factory.mktemp("textworld_random")
+    assert main(["play", "textworld", "--game", str(game), "--agent", "random", "--seed", "2", "--max-steps", "60",
+                 "--out", str(directory), "--quiet"]) == 0
+    con = open_store(directory)
+    yield con
+    con.close()
+
+
+def test_room_graph_answers_agree_with_the_reference_on_a_random_walk(random_walk_db):
+    spatial = [c for c in checked_templates("textworld") if c.category == "spatial"]
+    assert {c.id for c in spatial} >= {"textworld.path_length_between_steps", "textworld.rooms_within_k",
+                                       "textworld.reachable_within_k", "textworld.follow_moves",
+                                       "textworld.closer_of_two_rooms", "textworld.moves_in_direction"}
+    for compiled in spatial:
+        assert sql_candidates(random_walk_db, compiled, None), f"{compiled.id} asks nothing on the random walk"
+    report = [line for horizon in (None, 30) for line in _disagreements(random_walk_db, spatial, horizon)]
+    assert not report, "\n".join(report)
+
+
+def test_every_move_made_is_an_exit_of_the_true_map(random_walk_db):
+    """The room graph's moves (rooms.py) are the game's own exits (textworld_exits, TextWorld's facts)."""
+    moves = random_walk_db.execute("SELECT room_before, direction, room_after FROM textworld_steps WHERE moved").fetchall()
+    exits = set(random_walk_db.execute("SELECT room, direction, target FROM textworld_exits").fetchall())
+    assert len(moves) >= 10 and set(moves) <= exits
 
 
 @pytest.fixture(scope="module")

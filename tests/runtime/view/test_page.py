@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from support.answer_files import read_qa
+from support.answer_files import read_qa, write_answers
+from support.paths import TEMPLATES
 from qtc.cli import main
 from qtc.runtime.episode_rows import EpisodeRows
 from qtc.runtime.evaluate.context import Shown, render_context
@@ -67,6 +68,13 @@ def _templates(html: str) -> dict[str, str]:
     return dict(re.findall(r'<template id="(\w+)">(.*?)</template>', html, re.S))
 
 
+def _figures(html: str, qa, template_id: str) -> list[tuple[dict, str]]:
+    """Each question of the template with a true premise, and its figure on the page."""
+    templates = _templates(html)
+    return [(q, templates[re.findall(r'data-fragment="(\w+)"', templates[f"q{n}"])[0]])
+            for n, q in enumerate(read_qa(qa)) if q["template_id"] == template_id and not q["adversarial"]]
+
+
 def test_the_evidence_is_the_prompts_rendering_with_the_evidence_marked(page, qa, traces):
     templates = _templates(page.read_text())
     con = open_store(*traces)
@@ -86,12 +94,8 @@ def test_the_evidence_is_the_prompts_rendering_with_the_evidence_marked(page, qa
 
 
 def test_crafter_routes_are_the_primitives_shortest_routes(page, qa, traces):
-    templates = _templates(page.read_text())
     checked = 0
-    for n, q in enumerate(read_qa(qa)):
-        if q["template_id"] != "crafter.route_to_nearest" or q["adversarial"]:
-            continue
-        figure = templates[re.findall(r'data-fragment="(\w+)"', templates[f"q{n}"])[0]]
+    for q, figure in _figures(page.read_text(), qa, "crafter.route_to_nearest"):
         points = re.search(r'<polyline class="route" points="([^"]+)"', figure).group(1).split()
         (x0, y0), (x1, y1) = (tuple(map(float, p.split(","))) for p in (points[0], points[-1]))
         dx, dy = round((x1 - x0) / CELL), round((y1 - y0) / CELL)
@@ -109,7 +113,7 @@ def test_crafter_routes_are_the_primitives_shortest_routes(page, qa, traces):
 def test_room_paths_are_shortest(trace_db):
     spatial = SpatialData(trace_db)
     (episode,) = trace_db.execute("SELECT episode_id FROM episodes WHERE env = 'jericho' LIMIT 1").fetchone()
-    graph = spatial.episode("jericho", episode).state.graph_before(10 ** 6)
+    graph = spatial.episode(episode).state.graph_before(10 ** 6)
     rooms = [room for room in graph.rooms if graph.has(room)]
     source = rooms[0]
     for target in rooms:
@@ -264,3 +268,20 @@ def test_a_request_log_that_is_not_one_is_a_clear_error(qa, answer_files, tmp_pa
     assert main(["report", str(qa), str(answer_files[0]), "--requests", str(qa), "--html",
                  str(tmp_path / "r.html")]) == 2
     assert "not a request of qtc answer --log-requests" in capsys.readouterr().err
+
+
+def test_a_textworld_room_question_shows_the_graph_of_the_moves_made(textworld_trace_dir, tmp_path):
+    """TextWorld's figure is Jericho's (runtime/view/text_games.py): the rooms and moves known before the
+    step, the path between where the player was at steps i and j drawn, as long as the answer."""
+    qa = tmp_path / "qa.jsonl"
+    assert main(["generate", "--traces", str(textworld_trace_dir), "--templates", str(TEMPLATES / "jericho/spatial.qtpl"),
+                 "--max-per-template", "2", "--out", str(qa), "--quiet"]) == 0
+    answers = write_answers(tmp_path / "a.jsonl", read_qa(qa), "model-a", lambda n, q: True)
+    html = tmp_path / "report.html"
+    assert main(["report", str(qa), str(answers), "--traces", str(textworld_trace_dir), "--html", str(html)]) == 0
+    figures = _figures(html.read_text(), qa, "textworld.path_length_between_steps")
+    for q, figure in figures:
+        assert '<svg class="map rooms"' in figure and '<g class="room here">' in figure
+        assert '<g class="room target">' in figure
+        assert figure.count('<line class="edge path"') == int(q["answer"])
+    assert figures

@@ -1,0 +1,18 @@
+"""What the spatial primitives hold of one environment (docs/architecture.md, Adding an environment): a
+`SpatialEnvironment` record, written in the environment's own module (`crafter.py`, `jericho.py`,
+`textworld.py`) and listed in `registry.py`. udf.py reads its fields and never compares an environment's
+name; the text games share their room graph's loader (rooms.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class SpatialEnvironment:
+    name: str  # as dsl/schema.py's ENVIRONMENTS names it
+    # load(rows, episode_id): the episode's spatial history from the store (rows: an EpisodeRows), the state
+    # its primitives (dsl/primitives.py) are answered from: a CrafterMaps, a RoomHistory; None: it has none.
+    load: Callable
