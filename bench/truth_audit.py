@@ -34,7 +34,6 @@ import os
 import re
 import sys
 import time
-import zlib
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -42,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the stub server, the refusal commands, the differential helpers
 
 from support.ground_truth import _canonical, outcome, sql_candidates, unsupported_reason  # noqa: E402
-from support.openai_stub_server import ChatCompletionServer, Reply, message_text  # noqa: E402
+from support.llm_stand_in import stand_in  # noqa: E402
+from support.openai_stub_server import ChatCompletionServer  # noqa: E402
 from support.refusals import JUNK  # noqa: E402
 
 from qtc.cli import main as qtc  # noqa: E402
@@ -56,40 +56,10 @@ from qtc.runtime.trace.store import open_store  # noqa: E402
 GAMES = ("zork1", "detective", "balances", "karn", "905", "awaken", "moonlit", "pentari", "reverb", "sorcerer")
 ROMS = ROOT.parent.parent / "shared" / "roms"
 CHECKPOINTS = (10, 20)
-# What the stand-in types now and then besides a valid action: a menu, a made-up verb, a refused command.
-TYPED = ("help", "hint", "xyzzyq the lamp", "inventory", "talk to the shadows", "about")
-REASONS = ("I {verb} because the {noun} may hide a way forward.",
-           "Exploring: {verb} seems the safest move while I look for the {noun}.",
-           "The {noun} was mentioned earlier, so I {verb} to learn more about it.")
-MOVES = ("north", "south", "east", "west", "up", "down", "northeast", "southwest", "in", "out")
-VERBS = ("take", "examine", "open", "read", "push")
-NOUNS = ("treasure", "door", "key", "light", "exit", "stranger")
 
 
 def rom(game: str) -> Path:
     return next(ROMS.glob(f"{game}.z*"))
-
-
-def stand_in(body: dict) -> Reply:
-    """An LLM-like player, its choice a hash of the prompt: a Crafter action from the listed ones; in a text
-    game a move, or a verb on a word the game just printed ("take mailbox", "open leaflet"), every fifth
-    step a command a model types on its own; always with a reason."""
-    prompt = message_text(body["messages"][-1])
-    turn = len(body["messages"])
-    chance = zlib.crc32(prompt.encode())
-    listed = re.search(r"^Actions: (.*)$", prompt, re.M)
-    nouns = sorted(set(re.findall(r"\b[a-z]{4,}\b", prompt.split("Inventory:")[0]))) or ["around"]
-    if listed:
-        actions = [a.strip() for a in listed.group(1).split(",") if a.strip()]
-        action = actions[chance % len(actions)]
-    elif chance % 5 == 0:
-        action = TYPED[chance // 5 % len(TYPED)]
-    elif chance % 5 < 3:
-        action = MOVES[chance // 5 % len(MOVES)]
-    else:
-        action = f"{VERBS[chance // 5 % len(VERBS)]} {nouns[chance // 7 % len(nouns)]}"
-    reason = REASONS[turn % len(REASONS)].format(verb=action, noun=NOUNS[chance % len(NOUNS)])
-    return Reply(json.dumps({"action": action, "reason": reason}))
 
 
 def record(out: Path, steps: int, random_steps: int, crafter_steps: int) -> None:

@@ -251,6 +251,7 @@ TEXTWORLD_ROOMS = _textworld(JERICHO_ROOMS, "the rooms of an episode's game, ent
 TEXTWORLD_ITEM_EVENTS = _textworld(JERICHO_ITEM_EVENTS, "items entering or leaving the inventory (the things "
                                                         "in(x, I)), derived from inventory_before/after")
 TEXTWORLD_ROOM_EVENTS = _textworld(JERICHO_ROOM_EVENTS, JERICHO_ROOM_EVENTS.doc)
+TEXTWORLD_NAMED_ITEMS = _textworld(JERICHO_NAMED_ITEMS, JERICHO_NAMED_ITEMS.doc)
 
 TEXTWORLD_FACTS = Table("facts", "textworld", (
     STEP,
@@ -530,8 +531,8 @@ CRAFTER = Environment("crafter", (
     fixed_values="crafter_data")
 
 TEXTWORLD = Environment("textworld", (
-    TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_FACTS, TEXTWORLD_EXITS,
-    TEXTWORLD_SIGHTINGS,
+    TEXTWORLD_STEPS, TEXTWORLD_ROOMS, TEXTWORLD_ITEM_EVENTS, TEXTWORLD_ROOM_EVENTS, TEXTWORLD_NAMED_ITEMS,
+    TEXTWORLD_FACTS, TEXTWORLD_EXITS, TEXTWORLD_SIGHTINGS,
 ), {"item": T.ITEM, "direction": T.DIRECTION, **EVENT_VOCAB_KINDS}, TEXT_GAME_EVENTS, TEXTWORLD_ROOMS)
 
 # Every environment, by name; the tables, vocabularies and rooms below are read from these records.

@@ -9,6 +9,8 @@
 - `textworld_trace_dir`: a folder holding a TextWorld cooking game (seed 1, qtc's default settings: six rooms,
   doors and containers to open, three ingredients to cook and cut) made by `qtc play textworld --make`, and
   its walkthrough episode (23 steps), played by the command itself; `textworld_db`: a store of it.
+- `textworld_llm_trace_dir`: that game played by the llm agent of `qtc play textworld` (20 steps) against the
+  OpenAI-compatible stub server on 127.0.0.1, an LLM-like stand-in giving reasons (support/llm_stand_in.py).
 - `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands put in
   that the parser refuses or that change nothing (support/refusals.py).
 """
@@ -135,6 +137,20 @@ def textworld_db(textworld_trace_dir):
     con = open_store(textworld_trace_dir)
     yield con
     con.close()
+
+
+@pytest.fixture(scope="session")
+def textworld_llm_trace_dir(tmp_path_factory, textworld_trace_dir) -> Path:
+    from qtc.cli import main
+    from support.llm_stand_in import stand_in
+    from support.openai_stub_server import ChatCompletionServer
+
+    directory = tmp_path_factory.mktemp("textworld_llm_traces")
+    with ChatCompletionServer(stand_in) as server:
+        assert main(["play", "textworld", "--game", str(textworld_trace_dir / "cooking_s1.z8"), "--agent", "llm",
+                     "--base-url", server.url, "--model", "stub", "--max-steps", "20", "--out", str(directory),
+                     "--quiet"]) == 0
+    return directory
 
 
 @pytest.fixture(scope="session")

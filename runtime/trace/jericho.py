@@ -5,12 +5,9 @@ pieces (text_games.py), the object tree's replay (objects.py) and `changed` (cha
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import pyarrow as pa
 
 from qtc.dsl import room_names, schema
-from qtc.dsl.conventions import named_item_steps
 from qtc.errors import UserError
 from qtc.runtime.arrow import arrow_rows
 
@@ -105,27 +102,12 @@ def jericho_rooms(traces: dict, room_events: pa.Table) -> pa.Table:
     return arrow_table(schema.JERICHO_ROOMS, rows)
 
 
-def named_items(steps: pa.Table, traces: dict) -> pa.Table:
-    """jericho_named_items: per episode, the things of its game first met by name at each step
-    (dsl/conventions.named_item_steps), from its commands and what it carried."""
-    by_episode: dict[str, list[tuple[int, str, list[str]]]] = defaultdict(list)
-    for row in steps.select(["episode_id", "step", "action", "inventory_after"]).to_pylist():
-        by_episode[row["episode_id"]].append((row["step"], row["action"], row["inventory_after"]))
-    rows = []
-    for trace in traces.values():
-        header = trace.header
-        named = named_item_steps(text_games.header_vocabulary(header).get("item", []),
-                                 sorted(by_episode[header["episode_id"]]))
-        rows += sorted((header["episode_id"], step, item) for item, step in named.items())
-    return arrow_table(schema.JERICHO_NAMED_ITEMS, rows)
-
-
 def derive(reader, traces: dict, tables: dict) -> None:
     """Jericho's rooms, its steps' derived columns, the things named and introduced, and the object tree's
     tables (objects.py), from the tables its SQL made and its traces."""
     tables[schema.JERICHO_ROOMS] = jericho_rooms(traces, tables[schema.JERICHO_ROOM_EVENTS])
     steps = text_games.with_commands(tables[schema.JERICHO_STEPS], schema.JERICHO_STEPS)
-    tables[schema.JERICHO_NAMED_ITEMS] = named_items(steps, traces)
+    tables[schema.JERICHO_NAMED_ITEMS] = text_games.named_items(steps, traces, schema.JERICHO_NAMED_ITEMS)
     tables[schema.JERICHO_INTRODUCED_ITEMS] = arrow_table(schema.JERICHO_INTRODUCED_ITEMS,
                                                           introduced_items(steps, traces))
     register_objects(reader, traces)

@@ -7,16 +7,17 @@ refuse (CONVENTIONS.md, Commands; Rejected commands; Events).
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from typing import Callable
 
 import pyarrow as pa
 
 from qtc.dsl import schema
-from qtc.dsl.conventions import command, command_direction
+from qtc.dsl.conventions import command, command_direction, named_item_steps
 from qtc.dsl.rejected import parser_refused
 from qtc.errors import UserError
 
-from .environment import events_sql, steps_sql
+from .environment import arrow_table, events_sql, steps_sql
 
 # The fields a text game's step line may hold as null: a reason no agent gave, a move in no direction,
 # valid actions not asked for.
@@ -101,6 +102,20 @@ def header_vocabulary(header: dict) -> dict[str, list[str]]:
     return {kind: values for kind, values in header["vocab"].items() if kind != "room"}
 
 
+def named_items(steps: pa.Table, traces: dict, table: schema.Table) -> pa.Table:
+    """A text game's named_items: per episode, the things of its game (the header's item vocabulary) first
+    met by name at each step (dsl/conventions.named_item_steps), from its commands and what it carried."""
+    by_episode: dict[str, list[tuple[int, str, list[str]]]] = defaultdict(list)
+    for row in steps.select(["episode_id", "step", "action", "inventory_after"]).to_pylist():
+        by_episode[row["episode_id"]].append((row["step"], row["action"], row["inventory_after"]))
+    rows = []
+    for trace in traces.values():
+        header = trace.header
+        named = named_item_steps(header_vocabulary(header).get("item", []), sorted(by_episode[header["episode_id"]]))
+        rows += sorted((header["episode_id"], step, item) for item, step in named.items())
+    return arrow_table(table, rows)
+
+
 def event_sql(env: str) -> dict[str, str]:
     """The event kinds of a text game (schema.TEXT_GAME_EVENTS), over its tables of this shape."""
     return {
@@ -123,7 +138,7 @@ def event_sql(env: str) -> dict[str, str]:
 _NUMBERED = re.compile(r" \(\d+\)$")
 
 
-def met_names(steps: schema.Table, room_events: schema.Table, named: schema.Table | None = None) -> Callable:
+def met_names(steps: schema.Table, room_events: schema.Table, named: schema.Table) -> Callable:
     """The met_names of a text game: the things it carried (before step 1: step 0) or met by name (`named`),
     and its rooms' names (as listed, displayed, or displayed without their number: "Forest" once in
     "Forest (2)") from the step it entered them (0: where it started)."""
@@ -133,9 +148,8 @@ def met_names(steps: schema.Table, room_events: schema.Table, named: schema.Tabl
                 add(row["episode_id"], item, row["step"] - 1)
             for item in row["inventory_after"]:
                 add(row["episode_id"], item, row["step"])
-        if named is not None:
-            for row in tables[named].select(["episode_id", "step", "item"]).to_pylist():
-                add(row["episode_id"], row["item"], row["step"])
+        for row in tables[named].select(["episode_id", "step", "item"]).to_pylist():
+            add(row["episode_id"], row["item"], row["step"])
         rooms = {(h["episode_id"], room["room"]): room for h in headers for room in h["rooms"]}
         for row in tables[room_events].select(["episode_id", "step", "room", "change"]).to_pylist():
             room = rooms.get((row["episode_id"], row["room"]))

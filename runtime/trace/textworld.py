@@ -153,6 +153,7 @@ def derive(reader, traces: dict, tables: dict[schema.Table, pa.Table]) -> None:
         changed += [bool(step["facts_added"] or step["facts_removed"] or step["reward"]) for step in steps]
     tables.update({table: arrow_table(table, rows) for table, rows in derived.items()})
     steps = text_games.with_commands(tables[schema.TEXTWORLD_STEPS], schema.TEXTWORLD_STEPS)
+    tables[schema.TEXTWORLD_NAMED_ITEMS] = text_games.named_items(steps, traces, schema.TEXTWORLD_NAMED_ITEMS)
     tables[schema.TEXTWORLD_STEPS] = text_games.with_rejected(steps).append_column(
         "changed", pa.array(changed, pa.bool_()))
 
@@ -173,5 +174,6 @@ TEXTWORLD = TraceEnvironment(
     # its rooms' names are its own, one room each
     room_subjects=lambda header: [room["name"] for room in header["rooms"]],
     event_sql=text_games.event_sql("textworld"),
-    met_names=text_games.met_names(schema.TEXTWORLD_STEPS, schema.TEXTWORLD_ROOM_EVENTS),
+    met_names=text_games.met_names(schema.TEXTWORLD_STEPS, schema.TEXTWORLD_ROOM_EVENTS,
+                                     schema.TEXTWORLD_NAMED_ITEMS),
 )

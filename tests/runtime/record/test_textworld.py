@@ -74,6 +74,20 @@ def test_the_store_holds_the_facts_rooms_exits_and_sightings(textworld_db):
     assert {"item_gained", "room_entered", "score_changed", "first_seen", "action"} <= kinds
 
 
+def test_named_items_are_the_things_a_reader_sees_named(textworld_db):
+    """The walkthrough (inventory, go north, go west, examine cookbook, open fridge, take red bell pepper from
+    fridge, take red potato from counter, open fridge, take yellow bell pepper from fridge, cook ..., take
+    knife from counter, ..., prepare meal, eat meal) names each of the game's portable things by a word of
+    its name at the first command a reader finds one in: "red", "bell" and "pepper" at step 6 name every
+    red thing and both peppers (CONVENTIONS.md, False premises)."""
+    named = dict(textworld_db.execute("SELECT item, step FROM textworld_named_items").fetchall())
+    assert named == {"cookbook": 4, "red bell pepper": 6, "red hot pepper": 6, "red potato": 6, "red apple": 6,
+                     "yellow bell pepper": 6, "purple potato": 7, "yellow onion": 9, "knife": 13, "meal": 22}
+    # Every portable thing of the game is met by name: none is a false premise about getting a thing.
+    [(vocab,)] = textworld_db.execute("SELECT list(value ORDER BY value) FROM vocab WHERE kind = 'item'").fetchall()
+    assert sorted(named) == vocab
+
+
 def test_making_the_game_again_gives_the_same_game(textworld_trace_dir, tmp_path):
     """The header's `make` is enough: the same challenge, seed and settings make the same world."""
     from qtc.runtime.record.textworld import make_game
