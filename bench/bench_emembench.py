@@ -10,11 +10,11 @@ they import, numpy and openai, pinned as EMemBench's requirements.txt pins them)
 own as EMemBench runs them (`visual_game/generate_crafter_qa.py --log-file --map-file`,
 `text_game/generate_jericho_qa.py --input-dir --default-folder`), on the traces written in EMemBench's
 log formats by qtc's converter (runtime/record/emembench.py, docs/trace-format.md "EMemBench logs").
-They run with PYTHONHASHSEED=0 (their output depends on set order). The Jericho generator runs with
-an empty OPENAI_API_KEY, so it paraphrases nothing; the Crafter one asks for a paraphrase of every
-question it makes and insists on a key, so it gets one and OPENAI_BASE_URL points at
-tests/support/openai_stub_server.py on 127.0.0.1, which gives each sentence back unchanged (its time
-includes those local requests). Nothing leaves the machine.
+They run with PYTHONHASHSEED=0 (their output depends on set order) and an empty OPENAI_API_KEY. The
+Jericho generator then paraphrases nothing; the Crafter one has no setting to skip its paraphrase of
+every question (it would fail without a key), so it runs through PARAPHRASE_NOTHING, which makes its
+paraphrase the question as it is before the generator imports it: both sides do the same work (qtc
+paraphrases nothing by default) and nothing leaves the machine.
 
 Per set of traces (one game each: default the 30 Crafter episodes and the Jericho walkthroughs that
 bench/bench_compiler.py records), each round runs EMemBench's generator over every episode, counts its
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import statistics
 import subprocess
@@ -37,10 +36,6 @@ import tempfile
 from pathlib import Path
 
 from bench_compiler import ROOT, record
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the stub server
-
-from support.openai_stub_server import ChatCompletionServer, Reply, message_text  # noqa: E402
 
 from qtc.runtime.record.emembench import write_emembench  # noqa: E402
 from qtc.runtime.record.emembench_jericho import LOG_SUFFIX as JERICHO_LOG_SUFFIX  # noqa: E402
@@ -53,13 +48,10 @@ PACKAGES = ("numpy==1.26.4", "openai==1.106.1")
 # Their output depends on set order; the Jericho generator paraphrases only with a key (and would use a
 # remote endpoint of its own with none set).
 GENERATOR_ENV = {"PYTHONHASHSEED": "0", "OPENAI_API_KEY": ""}
-QUOTED = re.compile(r"<<<(.*)>>>", re.S)
-
-
-def unchanged(body: dict) -> Reply:
-    """The stub's paraphrase: the sentence the Crafter generator sent, as it was."""
-    found = QUOTED.search(message_text(body["messages"][-1]))
-    return Reply(content=found.group(1) if found else "")
+# Runs the script given after it (the Crafter generator, from its folder) with its paraphrase the identity:
+# generate_crafter_qa.py imports paraphrase_text from crafter_qa_utils when it starts, so it takes this one.
+PARAPHRASE_NOTHING = ("import runpy, sys, crafter_qa_utils; crafter_qa_utils.paraphrase_text = lambda text, rng: text; "
+                      "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
 HOW_TO_GET = ("no EMemBench checkout: clone https://github.com/InternLM/EMemBench somewhere and pass "
               "--emembench PATH (skipped)")
 
@@ -93,7 +85,7 @@ def converted(traces: list[Path], folder: Path) -> list[tuple[str, list[str], Pa
         log = write_emembench(trace, folder)
         if read_header(trace)["env"] == "crafter":
             seed = log.parent.parent.name.removeprefix("seed")
-            runs.append(("crafter", ["generate_crafter_qa.py", "--log-file", str(log), "--map-file",
+            runs.append(("crafter", ["-c", PARAPHRASE_NOTHING, "generate_crafter_qa.py", "--log-file", str(log), "--map-file",
                                      str(log.parent / f"map_seed{seed}.txt")], log.parent))
         else:
             runs.append(("jericho", ["generate_jericho_qa.py", "--input-dir", str(log.parent), "--default-folder",
@@ -105,15 +97,12 @@ def converted(traces: list[Path], folder: Path) -> list[tuple[str, list[str], Pa
 def emembench_round(python: Path, checkout: Path, runs: list, out: Path) -> tuple[float, int]:
     """CPU seconds of EMemBench's generator over every episode, and the questions it wrote."""
     seconds, questions = 0.0, 0
-    with ChatCompletionServer(unchanged) as server:
-        for number, (game, arguments, _) in enumerate(runs):
-            env = {**os.environ, **GENERATOR_ENV}
-            if game == "crafter":  # it asks for a paraphrase of every question it makes, and insists on a key
-                env.update(OPENAI_API_KEY="local-stub", OPENAI_BASE_URL=server.url)
-            folder = checkout / ("visual_game" if game == "crafter" else "text_game")
-            target = out / str(number)
-            seconds += cpu_seconds([str(python), *arguments, "--output-dir", str(target)], cwd=folder, env=env)
-            questions += sum(1 for path in target.rglob("qa.jsonl") for line in path.open() if line.strip())
+    for number, (game, arguments, _) in enumerate(runs):
+        folder = checkout / ("visual_game" if game == "crafter" else "text_game")
+        target = out / str(number)
+        seconds += cpu_seconds([str(python), *arguments, "--output-dir", str(target)], cwd=folder,
+                               env={**os.environ, **GENERATOR_ENV})
+        questions += sum(1 for path in target.rglob("qa.jsonl") for line in path.open() if line.strip())
     return seconds, questions
 
 
