@@ -9,4 +9,4 @@ runtime, one subpackage per stage of the workflow (record, trace, spatial, gener
 runtime/record/recorder.py). docs/architecture.md draws the stages.
 """
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"
