@@ -11,6 +11,10 @@
   its walkthrough episode (23 steps), played by the command itself; `textworld_db`: a store of it.
 - `textworld_llm_trace_dir`: that game played by the llm agent of `qtc play textworld` (20 steps) against the
   OpenAI-compatible stub server on 127.0.0.1, an LLM-like stand-in giving reasons (support/llm_stand_in.py).
+- `textworld_keys_trace_dir`: a TextWorld game with a locked door and a locked chest, made by TextWorld's
+  GameMaker (support/textworld_keys.py, in a temporary folder), and its walkthrough episode (11 steps: both
+  unlocked with their keys, things got in three rooms), played by `qtc play textworld --game`;
+  `textworld_keys_db`: a store of it.
 - `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands put in
   that the parser refuses or that change nothing (support/refusals.py).
 """
@@ -151,6 +155,27 @@ def textworld_llm_trace_dir(tmp_path_factory, textworld_trace_dir) -> Path:
                      "--base-url", server.url, "--model", "stub", "--max-steps", "20", "--out", str(directory),
                      "--quiet"]) == 0
     return directory
+
+
+@pytest.fixture(scope="session")
+def textworld_keys_trace_dir(tmp_path_factory) -> Path:
+    from qtc.cli import main
+    from support.textworld_keys import make_keys_game
+
+    game = make_keys_game(tmp_path_factory.mktemp("textworld_keys_game"))
+    directory = tmp_path_factory.mktemp("textworld_keys_traces")
+    assert main(["play", "textworld", "--game", str(game), "--agent", "walkthrough", "--out", str(directory),
+                 "--quiet"]) == 0
+    return directory
+
+
+@pytest.fixture(scope="session")
+def textworld_keys_db(textworld_keys_trace_dir):
+    from qtc.runtime.trace.store import open_store
+
+    con = open_store(textworld_keys_trace_dir)
+    yield con
+    con.close()
 
 
 @pytest.fixture(scope="session")
