@@ -7,7 +7,10 @@
   each answer of the room and sighting templates is worked out again from those facts;
 - the room graph of the moves made (the spatial templates Jericho and TextWorld share): the walkthrough
   moves twice in a line, so a random walk of the same game (60 steps, 14 moves over 5 rooms) asks them all;
-  their compiled SQL agrees with the reference, and every move is an exit of the game's true map.
+  their compiled SQL agrees with the reference, and every move is an exit of the game's true map;
+- the game with keys (support/textworld_keys.py): every template agrees with the reference on its walkthrough,
+  whole and cut between its two unlocks, and what unlocked a lock is the key the game printed and the
+  command named.
 """
 
 from __future__ import annotations
