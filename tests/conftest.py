@@ -115,13 +115,18 @@ def jericho_trace_dir(tmp_path_factory, zork1_rom) -> Path:
     return directory
 
 
-@pytest.fixture(scope="session")
-def trace_db(crafter_trace_dir, jericho_trace_dir):
+def _store(*directories: Path):
+    """A store of the episodes in `directories`, closed when the session ends."""
     from qtc.runtime.trace.store import open_store
 
-    con = open_store(crafter_trace_dir, jericho_trace_dir)
+    con = open_store(*directories)
     yield con
     con.close()
+
+
+@pytest.fixture(scope="session")
+def trace_db(crafter_trace_dir, jericho_trace_dir):
+    yield from _store(crafter_trace_dir, jericho_trace_dir)
 
 
 @pytest.fixture(scope="session")
@@ -136,11 +141,7 @@ def textworld_trace_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def textworld_db(textworld_trace_dir):
-    from qtc.runtime.trace.store import open_store
-
-    con = open_store(textworld_trace_dir)
-    yield con
-    con.close()
+    yield from _store(textworld_trace_dir)
 
 
 @pytest.fixture(scope="session")
@@ -171,11 +172,7 @@ def textworld_keys_trace_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def textworld_keys_db(textworld_keys_trace_dir):
-    from qtc.runtime.trace.store import open_store
-
-    con = open_store(textworld_keys_trace_dir)
-    yield con
-    con.close()
+    yield from _store(textworld_keys_trace_dir)
 
 
 @pytest.fixture(scope="session")
