@@ -11,6 +11,10 @@
   its walkthrough episode (23 steps), played by the command itself; `textworld_db`: a store of it.
 - `textworld_llm_trace_dir`: that game played by the llm agent of `qtc play textworld` (20 steps) against the
   OpenAI-compatible stub server on 127.0.0.1, an LLM-like stand-in giving reasons (support/llm_stand_in.py).
+- `textworld_keys_trace_dir`: a TextWorld game with a locked door and a locked chest, made by TextWorld's
+  GameMaker (support/textworld_keys.py, in a temporary folder), and its walkthrough episode (11 steps: both
+  unlocked with their keys, things got in three rooms), played by `qtc play textworld --game`;
+  `textworld_keys_db`: a store of it.
 - `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands put in
   that the parser refuses or that change nothing (support/refusals.py).
 """
@@ -111,13 +115,18 @@ def jericho_trace_dir(tmp_path_factory, zork1_rom) -> Path:
     return directory
 
 
-@pytest.fixture(scope="session")
-def trace_db(crafter_trace_dir, jericho_trace_dir):
+def _store(*directories: Path):
+    """A store of the episodes in `directories`, closed when the session ends."""
     from qtc.runtime.trace.store import open_store
 
-    con = open_store(crafter_trace_dir, jericho_trace_dir)
+    con = open_store(*directories)
     yield con
     con.close()
+
+
+@pytest.fixture(scope="session")
+def trace_db(crafter_trace_dir, jericho_trace_dir):
+    yield from _store(crafter_trace_dir, jericho_trace_dir)
 
 
 @pytest.fixture(scope="session")
@@ -132,11 +141,7 @@ def textworld_trace_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def textworld_db(textworld_trace_dir):
-    from qtc.runtime.trace.store import open_store
-
-    con = open_store(textworld_trace_dir)
-    yield con
-    con.close()
+    yield from _store(textworld_trace_dir)
 
 
 @pytest.fixture(scope="session")
@@ -151,6 +156,23 @@ def textworld_llm_trace_dir(tmp_path_factory, textworld_trace_dir) -> Path:
                      "--base-url", server.url, "--model", "stub", "--max-steps", "20", "--out", str(directory),
                      "--quiet"]) == 0
     return directory
+
+
+@pytest.fixture(scope="session")
+def textworld_keys_trace_dir(tmp_path_factory) -> Path:
+    from qtc.cli import main
+    from support.textworld_keys import make_keys_game
+
+    game = make_keys_game(tmp_path_factory.mktemp("textworld_keys_game"))
+    directory = tmp_path_factory.mktemp("textworld_keys_traces")
+    assert main(["play", "textworld", "--game", str(game), "--agent", "walkthrough", "--out", str(directory),
+                 "--quiet"]) == 0
+    return directory
+
+
+@pytest.fixture(scope="session")
+def textworld_keys_db(textworld_keys_trace_dir):
+    yield from _store(textworld_keys_trace_dir)
 
 
 @pytest.fixture(scope="session")

@@ -93,13 +93,14 @@ def room_of(facts: set[tuple[str, ...]]) -> str:
 
 def in_view(facts: set[tuple[str, ...]]) -> dict[str, str | None]:
     """The things in view, each with what it lies on or in (None: the room's floor): those at the player's
-    room but the player, then those on a thing in view or in one in view that is not closed."""
+    room but the player, then those on a thing in view or in one in view that is neither closed nor locked
+    (TextWorld's states of a container are one of open, closed and locked: a locked one has no closed fact)."""
     room = room_of(facts)
     seen = {fact[1]: None for fact in facts if fact[0] == "at" and fact[2] == room and fact[1] != PLAYER}
     holders = list(seen)
     while holders:
         holder = holders.pop()
-        if ("closed", holder) in facts:
+        if ("closed", holder) in facts or ("locked", holder) in facts:
             continue
         inside = sorted(fact[1] for fact in facts if fact[0] in ("in", "on") and fact[2] == holder and fact[1] not in seen)
         seen.update(dict.fromkeys(inside, holder))

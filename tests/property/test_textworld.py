@@ -7,7 +7,10 @@
   each answer of the room and sighting templates is worked out again from those facts;
 - the room graph of the moves made (the spatial templates Jericho and TextWorld share): the walkthrough
   moves twice in a line, so a random walk of the same game (60 steps, 14 moves over 5 rooms) asks them all;
-  their compiled SQL agrees with the reference, and every move is an exit of the game's true map.
+  their compiled SQL agrees with the reference, and every move is an exit of the game's true map;
+- the game with keys (support/textworld_keys.py): every template agrees with the reference on its walkthrough,
+  whole and cut between its two unlocks, and what unlocked a lock is the key the game printed and the
+  command named.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from qtc.runtime.trace.format import read_episode
 from qtc.runtime.trace.store import open_store
 from qtc.runtime.trace.textworld import in_view, room_of
 from support.paths import TEMPLATES
+from support.textworld_keys import UNLOCKED
 
 
 def _disagreements(con, templates, horizon) -> list[str]:
@@ -44,6 +48,32 @@ def _disagreements(con, templates, horizon) -> list[str]:
 def test_compiled_sql_agrees_with_the_reference_on_textworld(textworld_db, horizon):
     report = _disagreements(textworld_db, checked_templates("textworld"), horizon)
     assert not report, "\n".join(report)
+
+
+# The game with keys: whole, and cut between its two unlocks (the door at step 6, the chest at step 9).
+@pytest.mark.parametrize("horizon", [None, 7])
+def test_compiled_sql_agrees_with_the_reference_on_the_game_with_keys(textworld_keys_db, horizon):
+    report = _disagreements(textworld_keys_db, checked_templates("textworld"), horizon)
+    assert not report, "\n".join(report)
+
+
+def test_what_unlocked_a_lock_is_the_key_the_game_printed_and_the_command_named(textworld_keys_db):
+    """A careful reader of the log: the key a locked thing was unlocked with is named, as the game printed it
+    before the step (in a room's description), by the command of the step that unlocked it, whose reply says
+    so; and a thing in a locked container is not in view until the container is opened."""
+    steps = {step: (action, before, after) for step, action, before, after in textworld_keys_db.execute(
+        "SELECT step, action, obs_before, obs_after FROM textworld_steps").fetchall()}
+    rows = [row for row in _answers(textworld_keys_db, "textworld.unlocked_with") if not row["adversarial"]]
+    assert {row["p_door"]: (row["answer"], *row["evidence"]) for row in rows} == UNLOCKED
+    for row in rows:
+        [step] = row["evidence"]
+        action, _, reply = steps[step]
+        assert action == f"unlock {row['p_door']} with {row['answer']}"
+        assert "You unlock" in reply and row["p_door"] in reply
+        assert any(f"a {row['answer']}" in steps[s][1] for s in range(1, step + 1)), row
+    first_seen = dict(textworld_keys_db.execute(
+        "SELECT subject, step FROM events WHERE kind = 'first_seen' AND subject = 'red gem'").fetchall())
+    assert first_seen == {"red gem": 10} and "revealing a red gem" in steps[10][2]
 
 
 @pytest.fixture(scope="module")

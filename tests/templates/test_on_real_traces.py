@@ -9,6 +9,7 @@ from qtc.dsl.compile import statement
 from qtc.dsl.library import load_library
 from qtc.runtime.trace.store import open_store
 from support.paths import TEMPLATES
+from support.textworld_keys import UNLOCKED
 
 # Jericho and Crafter templates that ask nothing answerable on their fixtures, and why. Every other one must.
 NOTHING_TO_ASK = {
@@ -76,29 +77,23 @@ def reads_reasons(template) -> bool:
                for _, root in template.expressions() for node in A.walk(root))
 
 
-# TextWorld templates that ask nothing answerable on either TextWorld episode of the fixtures, and why. Every
-# other one must (issue 33's done criterion: every TextWorld template answerable on some TextWorld episode).
-NOTHING_TO_ASK_ON_TEXTWORLD = {
-    "textworld.room_with_most_gains": "every gain of both cooking episodes is made in the kitchen",
-    "textworld.unlocked_with": "the cooking game has no locked door",
-}
-
-
-def test_every_textworld_template_asks_on_a_textworld_episode(textworld_trace_dir, textworld_llm_trace_dir):
-    """TextWorld's templates and those of every game (events), on the recorded cooking walkthrough and the
-    llm agent's episode of that game with reasons; those that read the reasons ask on the latter."""
-    con = open_store(textworld_trace_dir, textworld_llm_trace_dir)
+def test_every_textworld_template_asks_on_a_textworld_episode(textworld_trace_dir, textworld_llm_trace_dir,
+                                                               textworld_keys_trace_dir):
+    """TextWorld's templates and those of every game (events), on the recorded cooking walkthrough, the llm
+    agent's episode of that game with reasons and the walkthrough of the game with keys (support/textworld_keys.py):
+    every one asks something answerable (issue 33's done criterion); those that read the reasons ask on the
+    llm episode, those about unlocking and the room of the most gains on the game with keys."""
+    con = open_store(textworld_trace_dir, textworld_llm_trace_dir, textworld_keys_trace_dir)
     try:
         produced = produced_rows(con, ("textworld", "any"))
-        episodes = dict(con.sql("SELECT agent, episode_id FROM episodes").fetchall())
+        episodes = {(game, agent): e for game, agent, e in con.sql("SELECT game, agent, episode_id FROM episodes").fetchall()}
         actions = {(e, s): a for e, s, a in con.sql("SELECT episode_id, step, action FROM textworld_steps").fetchall()}
     finally:
         con.close()
-    unexpected = silent(produced) - set(NOTHING_TO_ASK_ON_TEXTWORLD)
-    assert not unexpected, sorted(unexpected)
+    assert not silent(produced), sorted(silent(produced))
 
-    def asked(template: str, agent: str) -> list[dict]:
-        return [r for r in produced[template] if not r["adversarial"] and r["episode_id"] == episodes[agent]]
+    def asked(template: str, agent: str, game: str = "cooking_s1") -> list[dict]:
+        return [r for r in produced[template] if not r["adversarial"] and r["episode_id"] == episodes[(game, agent)]]
 
     assert all(actions[(r["episode_id"], r["p_t"])] == r["answer"] for r in produced["textworld.action_at"]
                if not r["adversarial"])
@@ -109,3 +104,7 @@ def test_every_textworld_template_asks_on_a_textworld_episode(textworld_trace_di
     reasoning = {c.id for c in load_library([TEMPLATES]).compiled
                  if c.env == "textworld" and reads_reasons(c.checked.template)}
     assert len(reasoning) == 7 and all(asked(t, "llm") for t in reasoning), sorted(reasoning)
+    unlocked = asked("textworld.unlocked_with", "walkthrough", "keys")
+    assert {r["p_door"]: r["answer"] for r in unlocked} == {door: key for door, (key, _) in UNLOCKED.items()}
+    [richest] = asked("textworld.room_with_most_gains", "walkthrough", "keys")
+    assert richest["display_answer"] == "hall"
