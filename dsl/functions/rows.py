@@ -110,14 +110,16 @@ class ArgExtreme(Function):
         frm = lo.row_from(rel, key)
         value = lo.scalar(call.args[1], rel)
         lo.with_scalar(frm, value)
-        frm.wheres.append(f"{value.sql} IS NOT NULL")
         ties = call.kwargs["ties"].name
-        keys = key_columns("c", key)
-        ranked = (f"SELECT {keys}, {lo.columns(rel)}, row_number() OVER (PARTITION BY {keys} ORDER BY {value.sql} "
-                  f"{self.direction}, {lo.order_sql(rel, reverse=ties == 'last')}) AS qtc_rn, count(*) OVER "
-                  f"(PARTITION BY {keys}, {value.sql}) AS qtc_ties {frm.render()}")
+        # The value is computed once per row (a spatial primitive is a Python call), in a column the ranks
+        # read; rows without one sort last, so the first row has one if any row has.
+        valued = f"SELECT {key_columns('c', key)}, {lo.columns(rel)}, {value.sql} AS qtc_v {frm.render()}"
+        keys = key_columns("t", key)
+        ranked = (f"SELECT *, row_number() OVER (PARTITION BY {keys} ORDER BY t.qtc_v {self.direction} NULLS LAST, "
+                  f"{lo.order_sql(rel, reverse=ties == 'last')}) AS qtc_rn, count(*) OVER "
+                  f"(PARTITION BY {keys}, t.qtc_v) AS qtc_ties FROM ({valued}) t")
         unique = " AND qtc_ties = 1" if ties == "unique" else ""
-        sql = f"SELECT * EXCLUDE (qtc_rn, qtc_ties) FROM ({ranked}) WHERE qtc_rn = 1{unique}"
+        sql = f"SELECT * EXCLUDE (qtc_rn, qtc_ties, qtc_v) FROM ({ranked}) WHERE qtc_rn = 1 AND qtc_v IS NOT NULL{unique}"
         return lo.add("row", "row", key, sql, CARD_DEMAND, f"{self.name} (ties={ties})", fence=True)
 
     def reference(self, ev, call, scope):
