@@ -161,10 +161,12 @@ class ExprLowerer:
             # step in low..high as a join on the steps of each binding's range (the condition stays): a join
             # on the episode alone would test every step against every binding. Clamped to the steps there are.
             low, high = bounds
-            first, last = (f"(SELECT {f}(step) FROM {base.source})" for f in ("min", "max"))
-            steps = (f"range(greatest(CAST({low.sql} AS BIGINT), {first}), "
-                     f"least(CAST({high.sql} AS BIGINT), {last}) + 1)")
-            frm = From(f"(SELECT *, unnest({steps}) AS qtc_step FROM {frm.context} c)", key)
+            span = self.add("span", "index", (), f"SELECT episode_id, min(step) AS qtc_first, max(step) AS qtc_last "
+                            f"FROM {base.source} GROUP BY episode_id", CARD_N, "first and last step", fence=True)
+            steps = (f"range(greatest(CAST({low.sql} AS BIGINT), s.qtc_first), "
+                     f"least(CAST({high.sql} AS BIGINT), s.qtc_last) + 1)")
+            frm = From(f"(SELECT c.*, unnest({steps}) AS qtc_step FROM {frm.context} c "
+                       f"JOIN {span} s ON s.episode_id = c.episode_id)", key)
             frm.add(f"JOIN {base.source} t ON {key_match('t', base.key)} AND t.step = c.qtc_step")
         else:
             frm.add(f"JOIN {base.source} t ON {key_match('t', base.key)}")
