@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from qtc.dsl import types as T
 from qtc.dsl.ir.nodes import CARD_DEMAND, CARD_N
-from qtc.dsl.ir.sql import RelRef, S, combine, key_columns, pcol
+from qtc.dsl.ir.sql import From, RelRef, S, combine, key_columns, key_match, pcol
 from qtc.dsl.reference.values import Rel, hashable, plain
 
 from .record import Function
@@ -71,13 +71,16 @@ class Nth(Function):
         rel = lo.relation(call.args[0])
         k = S(str(self.k)) if self.k is not None else lo.scalar(call.args[1], None)
         key = lo.keyed(rel.key, lo.fp(call.args[1]) if len(call.args) > 1 else ())
-        frm = lo.with_scalar(lo.row_from(rel, key), k)
-        keys = key_columns("c", key)
-        ranked = (f"SELECT {keys}, {lo.columns(rel)}, row_number() OVER (PARTITION BY {keys} ORDER BY "
-                  f"{lo.order_sql(rel)}) AS qtc_rn, count(*) OVER (PARTITION BY {keys}) AS qtc_n, {k.sql} AS qtc_k "
-                  f"{frm.render()}")
-        sql = (f"SELECT * EXCLUDE (qtc_rn, qtc_n, qtc_k) FROM ({ranked}) "
-               f"WHERE qtc_rn = CASE WHEN qtc_k > 0 THEN qtc_k ELSE qtc_n + 1 + qtc_k END")
+        # The relation's rows are ranked once per binding of its own key, whatever k is bound to: then
+        # each binding of k picks its row from them (nth(rel, $k) over k's bindings ranks rel once).
+        own = key_columns("c", rel.key)
+        ranked = lo.add("rank", "row", rel.key, f"SELECT {own}, {lo.columns(rel)}, row_number() OVER (PARTITION BY "
+                        f"{own} ORDER BY {lo.order_sql(rel)}) AS qtc_rn, count(*) OVER (PARTITION BY {own}) AS qtc_n "
+                        f"{lo.row_from(rel, rel.key).render()}", CARD_DEMAND, "rows ranked", fence=True)
+        frm = lo.with_scalar(From(lo.context(key), key), k)
+        frm.add(f"JOIN {ranked} r ON {key_match('r', rel.key)}")
+        frm.wheres.append(f"r.qtc_rn = CASE WHEN {k.sql} > 0 THEN {k.sql} ELSE r.qtc_n + 1 + {k.sql} END")
+        sql = f"SELECT {key_columns('c', key)}, {lo.columns(rel, 'r')} {frm.render()}"
         return lo.add("row", "row", key, sql, CARD_DEMAND, f"{self.name} row", fence=True)
 
     def reference(self, ev, call, scope):
@@ -110,14 +113,16 @@ class ArgExtreme(Function):
         frm = lo.row_from(rel, key)
         value = lo.scalar(call.args[1], rel)
         lo.with_scalar(frm, value)
-        frm.wheres.append(f"{value.sql} IS NOT NULL")
         ties = call.kwargs["ties"].name
-        keys = key_columns("c", key)
-        ranked = (f"SELECT {keys}, {lo.columns(rel)}, row_number() OVER (PARTITION BY {keys} ORDER BY {value.sql} "
-                  f"{self.direction}, {lo.order_sql(rel, reverse=ties == 'last')}) AS qtc_rn, count(*) OVER "
-                  f"(PARTITION BY {keys}, {value.sql}) AS qtc_ties {frm.render()}")
+        # The value is computed once per row (a spatial primitive is a Python call), in a column the ranks
+        # read; rows without one sort last, so the first row has one if any row has.
+        valued = f"SELECT {key_columns('c', key)}, {lo.columns(rel)}, {value.sql} AS qtc_v {frm.render()}"
+        keys = key_columns("t", key)
+        ranked = (f"SELECT *, row_number() OVER (PARTITION BY {keys} ORDER BY t.qtc_v {self.direction} NULLS LAST, "
+                  f"{lo.order_sql(rel, reverse=ties == 'last')}) AS qtc_rn, count(*) OVER "
+                  f"(PARTITION BY {keys}, t.qtc_v) AS qtc_ties FROM ({valued}) t")
         unique = " AND qtc_ties = 1" if ties == "unique" else ""
-        sql = f"SELECT * EXCLUDE (qtc_rn, qtc_ties) FROM ({ranked}) WHERE qtc_rn = 1{unique}"
+        sql = f"SELECT * EXCLUDE (qtc_rn, qtc_ties, qtc_v) FROM ({ranked}) WHERE qtc_rn = 1 AND qtc_v IS NOT NULL{unique}"
         return lo.add("row", "row", key, sql, CARD_DEMAND, f"{self.name} (ties={ties})", fence=True)
 
     def reference(self, ev, call, scope):

@@ -157,6 +157,17 @@ class ExprLowerer:
             frm.add(f"JOIN {tokens} k ON k.episode_id = c.episode_id AND k.w = lower({word.sql})",
                     f"JOIN {base.source} t ON {key_match('t', base.key)} AND t.step = k.step")
             conjuncts = [c for c in conjuncts if c is not driving]
+        elif (bounds := self._step_bounds(conjuncts)) is not None:
+            # step in low..high as a join on the steps of each binding's range (the condition stays): a join
+            # on the episode alone would test every step against every binding. Clamped to the steps there are.
+            low, high = bounds
+            span = self.add("span", "index", (), f"SELECT episode_id, min(step) AS qtc_first, max(step) AS qtc_last "
+                            f"FROM {base.source} GROUP BY episode_id", CARD_N, "first and last step", fence=True)
+            steps = (f"range(greatest(CAST({low.sql} AS BIGINT), s.qtc_first), "
+                     f"least(CAST({high.sql} AS BIGINT), s.qtc_last) + 1)")
+            frm = From(f"(SELECT c.*, unnest({steps}) AS qtc_step FROM {frm.context} c "
+                       f"JOIN {span} s ON s.episode_id = c.episode_id)", key)
+            frm.add(f"JOIN {base.source} t ON {key_match('t', base.key)} AND t.step = c.qtc_step")
         else:
             frm.add(f"JOIN {base.source} t ON {key_match('t', base.key)}")
         for conjunct in conjuncts:
@@ -166,6 +177,17 @@ class ExprLowerer:
         name = self.add("rel", "relation", key, f"SELECT {key_columns('c', key)}, {self.columns(base)} {frm.render()}",
                         CARD_DEMAND if key else CARD_N, f"{base.rtype.name} where ...", fence=True)
         return RelRef(name, key, base.rtype, base.order)
+
+    def _step_bounds(self, conjuncts: list[A.Expr]) -> tuple[S, S] | None:
+        """The bounds of a conjunct `step in low..high` whose bounds read the bindings alone (no column, no
+        other node)."""
+        for e in conjuncts:
+            if (isinstance(e, A.In) and not e.negated and isinstance(e.container, A.Range) and _is_step_column(e.item)
+                    and not _reads_columns(e.container)):
+                low, high = self.scalar(e.container.low, row=None), self.scalar(e.container.high, row=None)
+                if not (low.deps or low.lookups or high.deps or high.lookups):
+                    return low, high
+        return None
 
     def _token_driven(self, base: RelRef, e: A.Expr) -> bool:
         return (isinstance(e, A.Call) and e.function == "mentions" and base.rtype.name in ONE_ROW_PER_STEP

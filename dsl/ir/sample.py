@@ -241,7 +241,9 @@ def keyed_top_n_sql(components: list[str], params: list[str], carried: set[str],
         key = f"b.{kcol(p)}" if p in carried else f"k{i}.k"
         mixed = f"((xor({mixed}, {key}::UHUGEINT) * {GOLDEN_64}::UHUGEINT) & {MASK_64})"
     binding = "{" + ", ".join(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params) + "}"
-    order = "{" + ", ".join([f"'qtc_h': {mixed}", *(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params)]) + "}"
+    # The key fits 64 bits (masked): compared as a UBIGINT, the same order for less work per binding.
+    order = "{" + ", ".join([f"'qtc_h': ({mixed})::UBIGINT",
+                             *(f"{sql_string('p_' + p)}: b.{pcol(p)}" for p in params)]) + "}"
     columns = ", ".join(["episode_id", *map(pcol, params), *(kcol(p) for p in params if p in carried)])
     return (f"SELECT episode_id, {_unnest_top()} FROM ("
             f"SELECT b.episode_id, min_by({binding}, {order}, greatest({CAP_SQL}, 1)) AS qtc_top "

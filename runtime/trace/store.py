@@ -327,6 +327,10 @@ def open_store(*sources: os.PathLike | str, db: os.PathLike | str | None = None,
 def _ready(con: duckdb.DuckDBPyConnection, configure) -> duckdb.DuckDBPyConnection:
     """The store with its primitives registered, configured, its configuration locked."""
     try:
+        # The domain sampler's ASOF joins (dsl/ir/sample.py) take thousands of draws on their left where
+        # DuckDB estimates one row, so below this threshold it would compare every draw with every row on
+        # the right (a nested loop: 8M rows for 13k draws on a 10,000-step episode): the real ASOF join.
+        con.execute("SET asof_loop_join_threshold = 0")
         register_primitives(con)
         if configure is not None:
             configure(con)

@@ -37,3 +37,14 @@ def test_explain_shows_the_components_and_the_window_frame():
     text = explain(compiled)
     assert "components (crossed only inside the sample): {kw} {L, R}" in text
     assert "RANGE BETWEEN 19 FOLLOWING AND 59 FOLLOWING" in text and "md5_number_lower(" in text
+
+
+def test_a_step_range_joins_its_own_steps_and_an_extreme_computes_its_value_once():
+    """`steps | where step in $L..$R` joins each binding's steps (a join on the episode alone tests every
+    step of it against every binding), and argmin's value, a Python primitive here, is called once a row
+    (not again for the order and the ties)."""
+    compiled = next(c for c in library() if c.id == "crafter.closest_step_in_range")
+    text = explain(compiled)
+    assert "unnest(range(greatest(CAST(c.\"p_L\" AS BIGINT)" in text and "AND t.step = c.qtc_step" in text
+    argmin = next(line for line in text.splitlines() if "AS qtc_rn" in line)
+    assert argmin.count("qtc_nearest_distance(") == 1
