@@ -24,12 +24,13 @@ from qtc.processes import die_with_parent, interrupts_left_to_parent, stop_pool
 from qtc.runtime.trace.store import open_store, read_in_place
 
 from .records import EpisodeInfo
-from .shards import (Request, Settings, Shard, candidate_rows, default_jobs, episode_runs, plan_shards, prepare,
+from .shards import (Request, Settings, Shard, answers, default_jobs, episode_runs, plan_shards, prepare,
                      read_episodes, run_shard, workers)
 
 # Called with the template x episode runs just done.
 OnDone = Callable[[int], None]
-Rows = dict[tuple[str, int], pa.Table]  # each request's candidate rows, by its key (template id, cap)
+# Each request's candidate rows, by its key (template id, cap); None: none, its probe said (shards.answers).
+Rows = dict[tuple[str, int], pa.Table | None]
 
 
 class Runner(Protocol):
@@ -81,8 +82,8 @@ class InProcess:
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
         rows = {}
-        for request in requests:
-            rows[request.key] = candidate_rows(self.con, request)
+        for request, table in answers(self.con, requests):
+            rows[request.key] = table
             if on_done:
                 on_done(episode_runs(request, self.per_env))
         return rows
@@ -131,8 +132,11 @@ class ProcessPool:
 
 
 def join_shards(results: dict[int, Rows], requests: list[Request]) -> Rows:
-    """Each request's rows from every shard that ran it, in shard order."""
-    return {request.key: pa.concat_tables([results[number][request.key] for number in sorted(results)
-                                           if request.key in results[number]])
-            for request in requests}
+    """Each request's rows from every shard that ran it, in shard order (None: no shard had any, by its probe)."""
+    rows = {}
+    for request in requests:
+        tables = [results[number][request.key] for number in sorted(results)
+                  if results[number].get(request.key) is not None]
+        rows[request.key] = pa.concat_tables(tables) if tables else None
+    return rows
 
