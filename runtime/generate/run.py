@@ -357,11 +357,14 @@ class _Generator:
     def _records(self, maker: RecordMaker, rows: list[dict], report: TemplateReport) -> Iterator[dict]:
         """The records of `rows` in seeded order, spread over episodes; rows that fail are counted and skipped."""
         seed = self.options.seed
-        keyed = [(maker.row_id(row), row) for row in rows]
-        for qid, row in spread_over_episodes(keyed, lambda item: item[1]["episode_id"],
-                                             lambda item: seeded_key(seed, item[0]), seed, maker.compiled.id):
+        ids: dict[int, str] = {}  # id(row) -> its question id, made as the order reaches its episode
+
+        def key(row: dict) -> str:
+            ids[id(row)] = maker.row_id(row)
+            return seeded_key(seed, ids[id(row)])
+        for row in spread_over_episodes(rows, lambda row: row["episode_id"], key, seed, maker.compiled.id):
             try:
-                yield maker.make(row, qid)
+                yield maker.make(row, ids[id(row)])
             except RenderError as error:
                 report.render_errors += 1
                 report.render_error = report.render_error or str(error)
