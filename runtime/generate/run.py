@@ -172,10 +172,12 @@ class Timer:
             self.seconds[name] += time.perf_counter() - start
 
 
-def generate(options: Options, on_progress: Callable[[int, int], None] | None = None) -> Generation:
+def generate(options: Options, on_progress: Callable[[int, int], None] | None = None,
+             on_runner: Callable[[str], None] | None = None) -> Generation:
     """The QA set of `options`. `on_progress(done, total)` counts template x episode runs: it is called
     once before the first template runs and again as each template (in this process) or each shard
-    (--jobs, Ray) finishes its episodes; raising a template's cap afterwards is not counted."""
+    (--jobs, Ray) finishes its episodes; raising a template's cap afterwards is not counted.
+    `on_runner(how)` is told where the statements run ("in one process", runners.Runner.how)."""
     options.check()
     timer = Timer()
     with timer.phase("compile"):
@@ -183,6 +185,8 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
     with timer.phase("load"):
         runner = open_runner(options)
     with closing(runner):
+        if on_runner:
+            on_runner(runner.how)
         episodes = runner.episodes
         if not episodes:
             raise UserError(f"no episodes in {', '.join(map(str, options.traces))}")

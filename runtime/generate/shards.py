@@ -38,10 +38,10 @@ SHARD_BYTES = 64 * 2**20
 # A shard costs a process's start and the planning of every statement (tens of ms each), which one
 # episode never repays: a shard holds two episodes at least.
 MIN_EPISODES_PER_SHARD = 2
-# Below this much trace text, worker processes cost more than the cores give back (process starts, a
-# load and the planning of every statement per shard; measured on 43 small episodes: 13.8 s with two
-# workers, 10.1 s with one), so generate runs in one process whatever --jobs says.
-SHARDS_PAY_BYTES = SHARD_BYTES
+# Up to this many steps (the episodes', up to the horizon), worker processes cost more wall time than
+# the cores give back (process starts, a load and every statement's fixed cost per shard), so generate
+# runs in one process whatever --jobs says. Measured by bench/bench_jobs.py (docs/scale.md).
+SHARDS_PAY_STEPS = 30_000
 
 
 @dataclass(frozen=True)
@@ -192,10 +192,15 @@ def run_shard(files: tuple[str, ...], settings: Settings,
         con.close()
 
 
-def workers(files: list[_TraceFile], jobs: int | None) -> int:
-    """The worker processes of `qtc generate --jobs jobs` (None: this machine's cores) over `files`: one
-    (this process) until the traces pass SHARDS_PAY_BYTES."""
-    return (jobs or default_jobs()) if sum(f.size for f in files) > SHARDS_PAY_BYTES else 1
+def workers(episodes: dict[str, EpisodeInfo], jobs: int | None, horizon: int | None) -> int:
+    """The worker processes of `qtc generate --jobs jobs` (None: this machine's cores) over `episodes`:
+    one (this process) up to SHARDS_PAY_STEPS steps."""
+    return (jobs or default_jobs()) if steps(episodes, horizon) > SHARDS_PAY_STEPS else 1
+
+
+def steps(episodes: dict[str, EpisodeInfo], horizon: int | None) -> int:
+    """The steps the statements read: each episode's, up to the horizon."""
+    return sum(e.n_steps if horizon is None else min(e.n_steps, horizon) for e in episodes.values())
 
 
 def default_jobs() -> int:
