@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from . import types as T
 from .check import CheckedTemplate
-from .ir.emit import emit
+from .ir.emit import Probe, emit, emit_probe
 from .ir.lower import lower
 from .ir.nodes import TemplateIR
 from .ir.sample import sampling_for
@@ -41,6 +41,8 @@ class CompiledTemplate:
     lets: dict[str, T.Type]  # the scalar lets, exported as l_<name>
     room_outputs: list[str]  # names with a display_<name> column
     checked: CheckedTemplate
+    # What says the template has no rows on a store, cheaply (ir/emit.py, emit_probe); None: nothing does.
+    probe: Probe | None = None
     # The statements made by `statement`, by (sampling plan, premise, cut): made once for the many caps
     # a run asks (the cap is a variable of the statement), and kept with a cached library.
     statements: dict[tuple[str, bool, bool], str] = field(default_factory=dict)
@@ -52,9 +54,9 @@ def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
     lets = {n: ty for n, ty in checked.let_types.items() if isinstance(ty, (T.Scalar, T.ListOf))}
     room_outputs = [p.name for p in template.params if checked.param_types.get(p.name) == T.ROOM]
     room_outputs += [n for n, ty in lets.items() if ty == T.ROOM]
-    sql = emit(lower(checked, "every"), checked)
+    ir = lower(checked, "every")
     return CompiledTemplate(template.id, checked.env, checked.category, checked.answer_type, checked.difficulty,
-                            sql, dict(checked.param_types), lets, room_outputs, checked)
+                            emit(ir, checked), dict(checked.param_types), lets, room_outputs, checked, emit_probe(ir))
 
 
 def template_ir(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,

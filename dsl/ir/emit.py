@@ -3,13 +3,16 @@ rest left to DuckDB to inline), then the final SELECT."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from qtc.dsl import schema
 from qtc.dsl.check import CheckedTemplate
 from qtc.dsl.events import ROOM_KINDS
 from qtc.dsl.room_names import horizon_display_name_sql
 from qtc.dsl.sql import sql_string
 
-from .nodes import TemplateIR
+from .nodes import Node, TemplateIR
 from .sql import HORIZON_VARIABLE, NO_HORIZON
 
 SAMPLING_NOTES = {"every": "every binding", "domain": "sampled (domain draws, qtc_max_candidates per episode)",
@@ -18,16 +21,69 @@ SAMPLING_NOTES = {"every": "every binding", "domain": "sampled (domain draws, qt
 
 
 def emit(ir: TemplateIR, checked: CheckedTemplate) -> str:
-    ctes = [("qtc_horizon", f"SELECT COALESCE(TRY_CAST(getvariable({sql_string(HORIZON_VARIABLE)}) AS BIGINT), "
-                            f"{NO_HORIZON}) AS n", False)]
-    ctes += [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()]
-    ctes += [(node.name, node.sql, node.fence) for node in ir.nodes]
-    body = ",\n".join(f"{name} AS {'MATERIALIZED ' if fence else ''}(\n  {sql}\n)" for name, sql, fence in ctes)
     template = checked.template
     header = (f"-- qtc template {ir.template_id} ({checked.env}, {checked.category}, answer {checked.answer_type}); "
               f"{SAMPLING_NOTES[ir.sampling]}\n-- from {template.path}; horizon: SET VARIABLE {HORIZON_VARIABLE} = N; "
               f"(unset: whole episodes)\n" + "".join(f"-- calls Python primitive {call}\n" for call in ir.primitive_calls))
-    return f"{header}WITH {body}\n{ir.final};\n"
+    return f"{header}{_with(_ctes(ir, ir.nodes))}\n{ir.final};\n"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A template's probe: `test` is TRUE where the template has no rows (emit_probe), over `ctes`."""
+    ctes: tuple[tuple[str, str, bool], ...]  # (name, body, fence), each reading only those before it
+    test: str
+
+
+def emit_probe(ir: TemplateIR) -> Probe | None:
+    """The probe TRUE where on every side one of the nodes of TemplateIR.empty_when is empty on every
+    episode at the horizon, so that the template's statement would return no rows; None for a template
+    without them. Generate runs the probes of many templates as one statement (probes_statement)."""
+    if not ir.empty_when:
+        return None
+    by_name = {node.name: node for node in ir.nodes}
+    needed, wanted = set(), [name for names in ir.empty_when for name in names]
+    while wanted:
+        name = wanted.pop()
+        if name not in needed:
+            needed.add(name)
+            wanted += by_name[name].inputs
+    test = " AND ".join("(" + " OR ".join(f"NOT EXISTS (SELECT 1 FROM {name})" for name in names) + ")"
+                        for names in ir.empty_when)
+    return Probe(tuple(_ctes(ir, [node for node in ir.nodes if node.name in needed])), test)
+
+
+def probes_statement(probes: list[Probe]) -> str:
+    """One statement whose row holds the tests of `probes`, in order. A CTE of the same body over the
+    same inputs is computed once for every probe that has it (the templates of one guard share theirs):
+    each is named anew, qtc_probe<N>, outside string literals."""
+    names: dict[tuple[str, bool], str] = {}
+    tests = []
+    for probe in probes:
+        renamed: dict[str, str] = {}
+        for name, body, fence in probe.ctes:
+            renamed[name] = names.setdefault((_renamed(body, renamed), fence), f"qtc_probe{len(names)}")
+        tests.append(_renamed(probe.test, renamed))
+    return f"{_with([(name, body, fence) for (body, fence), name in names.items()])}\nSELECT {', '.join(tests)}"
+
+
+def _renamed(sql: str, names: dict[str, str]) -> str:
+    if not names:
+        return sql
+    words = re.compile(r"'(?:[^']|'')*'|\b(" + "|".join(map(re.escape, names)) + r")\b")
+    return words.sub(lambda match: names[match.group(1)] if match.group(1) else match.group(0), sql)
+
+
+def _ctes(ir: TemplateIR, nodes: list[Node]) -> list[tuple[str, str, bool]]:
+    """The horizon cuts and `nodes`, as (name, body, fence)."""
+    ctes = [("qtc_horizon", f"SELECT COALESCE(TRY_CAST(getvariable({sql_string(HORIZON_VARIABLE)}) AS BIGINT), "
+                            f"{NO_HORIZON}) AS n", False)]
+    ctes += [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()]
+    return ctes + [(node.name, node.sql, node.fence) for node in nodes]
+
+
+def _with(ctes: list[tuple[str, str, bool]]) -> str:
+    return "WITH " + ",\n".join(f"{name} AS {'MATERIALIZED ' if fence else ''}(\n  {body}\n)" for name, body, fence in ctes)
 
 
 _KNOWN_ROOMS = (f"FROM {schema.JERICHO_ROOMS.sql_name} r "

@@ -65,6 +65,10 @@ class _Lowering:
         self.numbered: dict[str, list[str]] = {}  # sample node -> its numbered components (domain draws)
         self.degenerate = degenerate_kinds(self.template)
         self.pairs: dict[str, tuple[str, tuple[int, int]]] = {}  # frame component -> its domain and bounds
+        # component node -> its first parameter's bindings, where that parameter's condition reads no
+        # parameter (a guard on the episode, `where exists(steps | where reason is not null)`): empty
+        # where no episode passes the guard, as it is on traces without the data
+        self.guarded: dict[str, str] = {}
 
     def run(self) -> TemplateIR:
         lo, t = self.lo, self.template
@@ -88,7 +92,7 @@ class _Lowering:
         lo.finish()
         _prune(lo.nodes, final)
         return TemplateIR(t.id, list(self.params), components, lo.nodes, sides, lo.tables, final, self.sampling,
-                          self._primitive_calls())
+                          self._primitive_calls(), self._empty_when(sides))
 
     def _primitive_calls(self) -> list[str]:
         """Where the template calls a spatial primitive: 'qtc_<name>(...) in <clause> (line N)'."""
@@ -122,7 +126,7 @@ class _Lowering:
     def _component(self, names: list[str], adversarial: A.Adversarial | None, domains: dict[str, str]) -> str:
         """The bindings of one component: each parameter joined with its domain, then its condition."""
         lo = self.lo
-        partial, bound, carried = None, [], set()
+        partial, bound, carried, guard = None, [], set(), None
         for name in names:
             param = self.params[name]
             override = adversarial is not None and adversarial.param == name
@@ -160,10 +164,23 @@ class _Lowering:
                 sql = f"SELECT c.* {frm.render()}"
             card = CARD_N if len(bound) == 1 or frame is not None else CARD_PRODUCT
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
+            if len(bound) == 1 and condition is not None and not lo.fp(condition):
+                guard = partial
         self.carried_keys[partial] = carried
+        if guard is not None:
+            self.guarded[partial] = guard
         if frame is not None:  # the component is the pairs of the frame alone
             self.pairs[partial] = (domain, bounds)
         return partial
+
+    def _empty_when(self, sides: list[Side]) -> list[list[str]]:
+        """For each side, its guarded components' first bindings (`guarded`), of which one empty on every
+        episode leaves the side without rows; [] unless every side has one (nothing then says cheaply
+        that the template has no rows: probing every component's first bindings cost 0.6 s of CPU on
+        five Jericho walkthroughs, to spare statements of 0.8 s)."""
+        kept = {node.name for node in self.lo.nodes}
+        nodes = [[self.guarded[c] for c in side.components if self.guarded.get(c) in kept] for side in sides]
+        return nodes if all(nodes) else []
 
     def _not_degenerate(self, name: str, domain: str) -> str:
         """A parameter's domain without the kinds that make the events the answer counts 0 or 1 by

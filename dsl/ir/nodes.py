@@ -56,6 +56,9 @@ class TemplateIR:
     final: str = ""  # the closing SELECT
     sampling: str = "top_n"  # sample.py: every, top_n or window
     primitive_calls: list[str] = field(default_factory=list)  # where it calls Python, for the SQL's header
+    # For each side, nodes of which one empty on every episode leaves the side without rows (lower.py,
+    # guarded components): where every side has one, the template has none. [] where a side has none.
+    empty_when: list[list[str]] = field(default_factory=list)
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)

@@ -13,9 +13,10 @@ summary per category and template is printed and written as JSON beside the outp
 qa.summary.json).
 
 With --jobs N the episodes are split into shards, each loaded and queried by a worker process of its
-own (N at a time; by default this machine's cores once the traces fill more than one shard of 64 MB,
-and one process below that, where starting workers costs more than they give back); with --ray the shards run as tasks on a Ray cluster
-(docs/scale.md). Either way the output is the bytes of --jobs 1.
+own (N at a time; by default this machine's cores once the episodes hold more than 30,000 steps, and
+one process up to that, where starting workers costs more than they give back: the progress line
+says which); with --ray the shards run as tasks on a Ray cluster (docs/scale.md). Either way the
+output is the bytes of --jobs 1.
 """
 
 from __future__ import annotations
@@ -67,9 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("qa.jsonl"),
                         help="output file, .jsonl or .parquet (default qa.jsonl)")
     parser.add_argument("--jobs", type=int, metavar="N",
-                        help="worker processes, each over a shard of the episodes, once the traces pass one "
-                             "shard (64 MB; below that one process over one store is faster); default: this "
-                             "machine's cores")
+                        help="worker processes, each over a shard of the episodes, once the episodes hold "
+                             "more than 30,000 steps (up to that one process over one store is faster); "
+                             "default: this machine's cores")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the shards as tasks on the Ray cluster at ADDRESS (or auto: the one started "
                              "on this machine, or RAY_ADDRESS); needs pip install 'qtc[ray]'")
@@ -102,11 +103,12 @@ def run(args: argparse.Namespace) -> int:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         console = Console(stderr=True)
-        columns = (TextColumn("generating"), BarColumn(), MofNCompleteColumn(),
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("template x episode runs"), TimeElapsedColumn())
         with Progress(*columns, console=console, disable=not console.is_terminal) as progress:
             task = progress.add_task("generating", total=None)
-            generation = generate(options, lambda done, total: progress.update(task, completed=done, total=total))
+            generation = generate(options, lambda done, total: progress.update(task, completed=done, total=total),
+                                  lambda how: progress.update(task, description=f"generating {how}"))
     start = time.perf_counter()
     summary = write_qa_set(args.out, generation.records, generation.summary())
     generation.timings["write"] = time.perf_counter() - start

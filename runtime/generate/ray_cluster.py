@@ -48,6 +48,7 @@ class RayCluster:
             raise UserError(f"cannot connect to the Ray cluster at {address}: {str(error).splitlines()[0]}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.shards = plan_shards(files, cpus)
+        self.how = f"on Ray ({len(self.shards)} shards)"
         self.settings = replace(settings, threads=1)
         self.task = ray.remote(num_cpus=1, max_retries=RETRIES)(run_shard)
 

@@ -34,8 +34,12 @@ class EpisodeInfo:
     n_steps: int
 
 
+# json.dumps with options builds an encoder on every call; a question id is made for every candidate.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def canonical_json(value) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL.encode(value)
 
 
 def short_hash(text: str) -> str:

@@ -4,7 +4,9 @@ For each template, one statement computes the candidates of every episode of its
 a seeded cap on bindings per episode (raised while the template falls short of what is asked) and the
 false premises of its adversarial candidates checked in the same statement (dsl/ir/lower.py, False
 premises). The statements run over one store in this process, or over shards of the episodes in
-worker processes or Ray tasks (runners.py, shards.py), which give the same rows. Candidates
+worker processes or Ray tasks (runners.py, shards.py), which give the same rows; in the first round,
+the templates a probe finds without rows there (compile.CompiledTemplate.probe: all probed in one
+statement) are not run, and get the report of a statement without rows. Candidates
 are then ordered by seeded hashes and spread over episodes, mixed with adversarial ones at the asked
 ratio, cut to the per-template and per-category caps (sampling.py) and rendered only as far as they
 are needed (records.py). Nothing depends on the order of files, rows or sets.
@@ -43,6 +45,7 @@ STANDARD_LIBRARY = Path(qtc.templates.__file__).parent
 MIN_CANDIDATES_PER_EPISODE = 16
 OVERSAMPLING = 4  # bindings drawn per question wanted: requires and render failures reject some
 MAX_CAP_RAISES = 3  # how often a template short of candidates has its per-episode cap doubled
+NO_ROWS = pa.table({"episode_id": pa.array([], pa.string()), "adversarial": pa.array([], pa.bool_())})
 MEMORY_SIZE = re.compile(r"[0-9]+(\.[0-9]+)? ?([KMGT]i?B|bytes)", re.IGNORECASE)  # DuckDB's sizes
 
 
@@ -169,10 +172,12 @@ class Timer:
             self.seconds[name] += time.perf_counter() - start
 
 
-def generate(options: Options, on_progress: Callable[[int, int], None] | None = None) -> Generation:
+def generate(options: Options, on_progress: Callable[[int, int], None] | None = None,
+             on_runner: Callable[[str], None] | None = None) -> Generation:
     """The QA set of `options`. `on_progress(done, total)` counts template x episode runs: it is called
     once before the first template runs and again as each template (in this process) or each shard
-    (--jobs, Ray) finishes its episodes; raising a template's cap afterwards is not counted."""
+    (--jobs, Ray) finishes its episodes; raising a template's cap afterwards is not counted.
+    `on_runner(how)` is told where the statements run ("in one process", runners.Runner.how)."""
     options.check()
     timer = Timer()
     with timer.phase("compile"):
@@ -180,6 +185,8 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
     with timer.phase("load"):
         runner = open_runner(options)
     with closing(runner):
+        if on_runner:
+            on_runner(runner.how)
         episodes = runner.episodes
         if not episodes:
             raise UserError(f"no episodes in {', '.join(map(str, options.traces))}")
@@ -255,7 +262,7 @@ class _Generator:
                 asked.append(compiled)
                 report.candidates_per_episode = self.first_caps[compiled.id] = max(
                     MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * o.max_per_template / report.episodes))
-        rows = self._run(runner, [(c, self.first_caps[c.id], ()) for c in asked], on_done)
+        rows = self._run(runner, [(c, self.first_caps[c.id], ()) for c in asked], on_done, probe=True)
         unsettled = [c for c in asked if not self._settle(c, rows)]
         while unsettled:
             wanted = []
@@ -305,10 +312,12 @@ class _Generator:
         return raised
 
     def _run(self, runner: Runner, caps: list[tuple[CompiledTemplate, int, tuple[int, ...]]],
-             on_done: OnDone | None = None) -> Rows:
+             on_done: OnDone | None = None, probe: bool = False) -> Rows:
         """Each template's rows with at most its cap of bindings per episode (and side), and with each of
-        the smaller caps given with it, read from the same run."""
-        requests = [Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling), smaller)
+        the smaller caps given with it, read from the same run; with `probe` (the first round), the
+        statement of a template whose probe finds it without rows is not run (a raised one has rows)."""
+        requests = [Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling), smaller,
+                            compiled.probe if probe else None)
                     for compiled, cap, smaller in caps]
         tables = runner.rows(requests, on_done)
         rows = {}
@@ -352,11 +361,14 @@ class _Generator:
     def _records(self, maker: RecordMaker, rows: list[dict], report: TemplateReport) -> Iterator[dict]:
         """The records of `rows` in seeded order, spread over episodes; rows that fail are counted and skipped."""
         seed = self.options.seed
-        keyed = [(maker.row_id(row), row) for row in rows]
-        for qid, row in spread_over_episodes(keyed, lambda item: item[1]["episode_id"],
-                                             lambda item: seeded_key(seed, item[0]), seed, maker.compiled.id):
+        ids: dict[int, str] = {}  # id(row) -> its question id, made as the order reaches its episode
+
+        def key(row: dict) -> str:
+            ids[id(row)] = maker.row_id(row)
+            return seeded_key(seed, ids[id(row)])
+        for row in spread_over_episodes(rows, lambda row: row["episode_id"], key, seed, maker.compiled.id):
             try:
-                yield maker.make(row, qid)
+                yield maker.make(row, ids[id(row)])
             except RenderError as error:
                 report.render_errors += 1
                 report.render_error = report.render_error or str(error)
@@ -370,10 +382,13 @@ def _statement(compiled: CompiledTemplate, cap: int, order: str) -> str:
     return statement(compiled, cap, premise=True, order=order, cut=True)
 
 
-def _by_cap(rows: pa.Table, caps: tuple[int, ...]) -> dict[int, tuple[pa.Table, tuple[bool, bool]]]:
+def _by_cap(rows: pa.Table | None, caps: tuple[int, ...]) -> dict[int, tuple[pa.Table, tuple[bool, bool]]]:
     """A statement's candidate rows at each of `caps` (the rows its bindings are sampled at), without
     the columns saying where a cap cut a sample and from which cap a binding is sampled, and whether
-    that cap cut a sample on the answerable side and on a false-premise side."""
+    that cap cut a sample on the answerable side and on a false-premise side. None (its probe found no
+    rows) is what a statement without rows gives: no candidates, and no cap cut a sample."""
+    if rows is None:
+        return {cap: (NO_ROWS, (False, False)) for cap in caps}
     marks = rows.column(CUT_COLUMN).to_pylist()
     cut = {(adversarial, mark) for adversarial, mark in zip(rows.column("adversarial").to_pylist(), marks)
            if mark is not None}

@@ -24,17 +24,19 @@ from qtc.processes import die_with_parent, interrupts_left_to_parent, stop_pool
 from qtc.runtime.trace.store import open_store, read_in_place
 
 from .records import EpisodeInfo
-from .shards import (Request, Settings, Shard, candidate_rows, default_jobs, episode_runs, plan_shards, prepare,
-                     read_episodes, run_shard, workers)
+from .shards import (SHARDS_PAY_STEPS, Request, Settings, Shard, answers, default_jobs, episode_runs, plan_shards,
+                     prepare, read_episodes, run_shard, steps, workers)
 
 # Called with the template x episode runs just done.
 OnDone = Callable[[int], None]
-Rows = dict[tuple[str, int], pa.Table]  # each request's candidate rows, by its key (template id, cap)
+# Each request's candidate rows, by its key (template id, cap); None: none, its probe said (shards.answers).
+Rows = dict[tuple[str, int], pa.Table | None]
 
 
 class Runner(Protocol):
     episodes: dict[str, EpisodeInfo]
     fetch_ahead: bool  # a round of requests costs a load of every shard
+    how: str  # where the statements run, for the progress line ("in one process")
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows: ...
 
@@ -43,8 +45,8 @@ class Runner(Protocol):
 
 def open_runner(options) -> Runner:
     """The runner for generate's `options` (run.Options): Ray tasks if `options.ray` names a cluster;
-    else worker processes if shards.workers (`options.jobs`, None: every core, once the traces are large
-    enough for shards to pay) is more than 1 and the episodes make more than one shard; else this process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
+    else worker processes if shards.workers (`options.jobs`, None: every core, once the traces have
+    steps enough for shards to pay) is more than 1 and the episodes make more than one shard; else this process. A .duckdb database or a Parquet corpus is read where it is, by this process."""
     if any(read_in_place(source) for source in options.traces):
         if options.ray:
             raise UserError("--ray reads trace files (each task loads its own); a .duckdb database or a "
@@ -57,10 +59,14 @@ def open_runner(options) -> Runner:
         return RayCluster(options.ray, options.traces, settings)
     if options.jobs != 1:
         episodes, files = read_episodes(options.traces)
-        jobs = workers(files, options.jobs)
-        shards = plan_shards(files, jobs) if jobs > 1 else []
+        jobs = workers(episodes, options.jobs, options.horizon)
+        if jobs == 1:
+            return InProcess(options, f"in one process ({steps(episodes, options.horizon):,} steps: workers pay "
+                                      f"past {SHARDS_PAY_STEPS:,})")
+        shards = plan_shards(files, jobs)
         if len(shards) > 1:
             return ProcessPool(episodes, shards, jobs, settings)
+        return InProcess(options, f"in one process ({len(episodes)} episodes make one shard)")
     return InProcess(options)
 
 
@@ -68,7 +74,8 @@ class InProcess:
     """Every statement over one store of all the episodes, in this process."""
     fetch_ahead = False
 
-    def __init__(self, options):
+    def __init__(self, options, how: str = "in one process"):
+        self.how = how
         settings = Settings(options.seed, options.horizon, memory_limit=options.memory_limit)
         self.con = open_store(*options.traces, configure=lambda con: prepare(con, settings))
         try:
@@ -81,8 +88,8 @@ class InProcess:
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
         rows = {}
-        for request in requests:
-            rows[request.key] = candidate_rows(self.con, request)
+        for request, table in answers(self.con, requests):
+            rows[request.key] = table
             if on_done:
                 on_done(episode_runs(request, self.per_env))
         return rows
@@ -100,6 +107,7 @@ class ProcessPool:
         self.episodes = episodes
         self.shards = shards
         workers = min(jobs, len(shards))
+        self.how = f"in {workers} worker processes ({len(shards)} shards)"
         self.settings = replace(settings, threads=max(1, default_jobs() // workers))
         # Workers die with this process; Ctrl-C is this process's to handle (close stops them).
         self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
@@ -131,8 +139,11 @@ class ProcessPool:
 
 
 def join_shards(results: dict[int, Rows], requests: list[Request]) -> Rows:
-    """Each request's rows from every shard that ran it, in shard order."""
-    return {request.key: pa.concat_tables([results[number][request.key] for number in sorted(results)
-                                           if request.key in results[number]])
-            for request in requests}
+    """Each request's rows from every shard that ran it, in shard order (None: no shard had any, by its probe)."""
+    rows = {}
+    for request in requests:
+        tables = [results[number][request.key] for number in sorted(results)
+                  if results[number].get(request.key) is not None]
+        rows[request.key] = pa.concat_tables(tables) if tables else None
+    return rows
 

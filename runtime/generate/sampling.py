@@ -32,23 +32,30 @@ def seeded_index(seed: int, size: int, *names: str) -> int:
 
 
 def spread_over_episodes(items: Iterable[Item], episode_of: Callable[[Item], str], key_of: Callable[[Item], str],
-                         seed: int, scope: str) -> list[Item]:
+                         seed: int, scope: str) -> Iterator[Item]:
     """The items in a seeded order that takes one from each episode in turn.
 
     Each episode's items are shuffled by `key_of` (a seeded key); the episodes themselves come in an
     order seeded by `scope` (a template id), so that a cap on the list's length spreads the questions
-    over as many episodes as it can and no episode comes first for every template.
+    over as many episodes as it can and no episode comes first for every template. An episode's items
+    are keyed only once the order reaches it (a key costs a hash; a cap may stop before the last episode).
 
     >>> items = ["e1/1", "e1/2", "e1/3", "e2/1", "e3/1"]
-    >>> spread_over_episodes(items, lambda item: item[:2], lambda item: seeded_key(1, item), 1, "crafter.t")
+    >>> list(spread_over_episodes(items, lambda item: item[:2], lambda item: seeded_key(1, item), 1, "crafter.t"))
     ['e1/2', 'e2/1', 'e3/1', 'e1/1', 'e1/3']
     """
     by_episode: dict[str, list[Item]] = defaultdict(list)
     for item in items:
         by_episode[episode_of(item)].append(item)
-    episodes = sorted(by_episode, key=lambda episode: seeded_key(seed, scope, episode))
-    queues = [sorted(by_episode[episode], key=key_of) for episode in episodes]
-    return [item for layer in itertools.zip_longest(*queues) for item in layer if item is not None]
+    queues = []
+    for episode in sorted(by_episode, key=lambda episode: seeded_key(seed, scope, episode)):
+        queues.append(sorted(by_episode[episode], key=key_of))
+        yield queues[-1][0]
+    for depth in itertools.count(1):
+        layer = [queue[depth] for queue in queues if depth < len(queue)]
+        if not layer:
+            return
+        yield from layer
 
 
 def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, limit: int) -> list[Item]:

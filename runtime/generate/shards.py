@@ -18,10 +18,12 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import duckdb
 import pyarrow as pa
 
+from qtc.dsl.ir.emit import Probe, probes_statement
 from qtc.dsl.ir.sql import CAP_VARIABLE, CAPS_VARIABLE, HORIZON_VARIABLE, SEED_VARIABLE
 from qtc.errors import UserError
 from qtc.runtime.arrow import arrow_rows
@@ -36,10 +38,11 @@ SHARD_BYTES = 64 * 2**20
 # A shard costs a process's start and the planning of every statement (tens of ms each), which one
 # episode never repays: a shard holds two episodes at least.
 MIN_EPISODES_PER_SHARD = 2
-# Below this much trace text, worker processes cost more than the cores give back (process starts, a
-# load and the planning of every statement per shard; measured on 43 small episodes: 13.8 s with two
-# workers, 10.1 s with one), so generate runs in one process whatever --jobs says.
-SHARDS_PAY_BYTES = SHARD_BYTES
+# Up to this many steps (the episodes', up to the horizon), worker processes cost more wall time than
+# the cores give back (process starts, a load and every statement's fixed cost per shard), so generate
+# runs in one process whatever --jobs says. bench/bench_jobs.py, --jobs 2 against 1, wall: 5,952 steps
+# 1.43, 19,816 steps 1.15, 59,710 steps 0.75; 1.0 near 30,000 (docs/scale.md).
+SHARDS_PAY_STEPS = 30_000
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Request:
     cap: int
     sql: str
     smaller: tuple[int, ...] = ()
+    probe: Probe | None = None  # TRUE where the template has no rows (compile.CompiledTemplate.probe): sql not run
 
     @property
     def key(self) -> tuple[str, int]:
@@ -156,19 +160,48 @@ def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table
         raise UserError(f"template {request.template_id} failed to run: {str(error).splitlines()[0]}") from None
 
 
-def run_shard(files: tuple[str, ...], settings: Settings, requests: list[Request]) -> dict[tuple[str, int], pa.Table]:
-    """The candidate rows of each request over the episodes of `files`, by request key."""
+def answers(con: duckdb.DuckDBPyConnection, requests: list[Request]) -> Iterator[tuple[Request, pa.Table | None]]:
+    """Each request with its candidate rows, or None where its probe finds the template without rows
+    on these episodes (its statement, which would return none, is not run)."""
+    empty = _without_rows(con, requests)
+    for request in requests:
+        yield request, None if request.template_id in empty else candidate_rows(con, request)
+
+
+def _without_rows(con: duckdb.DuckDBPyConnection, requests: list[Request]) -> set[str]:
+    """The templates whose probe is true, all probed in one statement (a statement costs tens of ms
+    however few its rows). A probe that fails leaves every statement to run, and to fail with its
+    template named."""
+    probed = [request for request in requests if request.probe is not None]
+    if not probed:
+        return set()
+    try:
+        empty = con.execute(probes_statement([request.probe for request in probed])).fetchone()
+    except duckdb.Error:
+        return set()
+    return {request.template_id for request, is_empty in zip(probed, empty) if is_empty}
+
+
+def run_shard(files: tuple[str, ...], settings: Settings,
+              requests: list[Request]) -> dict[tuple[str, int], pa.Table | None]:
+    """The candidate rows of each request over the episodes of `files`, by request key (None: none, by
+    its probe)."""
     con = open_store(*files, configure=lambda con: prepare(con, settings))
     try:
-        return {request.key: candidate_rows(con, request) for request in requests}
+        return {request.key: rows for request, rows in answers(con, requests)}
     finally:
         con.close()
 
 
-def workers(files: list[_TraceFile], jobs: int | None) -> int:
-    """The worker processes of `qtc generate --jobs jobs` (None: this machine's cores) over `files`: one
-    (this process) until the traces pass SHARDS_PAY_BYTES."""
-    return (jobs or default_jobs()) if sum(f.size for f in files) > SHARDS_PAY_BYTES else 1
+def workers(episodes: dict[str, EpisodeInfo], jobs: int | None, horizon: int | None) -> int:
+    """The worker processes of `qtc generate --jobs jobs` (None: this machine's cores) over `episodes`:
+    one (this process) up to SHARDS_PAY_STEPS steps."""
+    return (jobs or default_jobs()) if steps(episodes, horizon) > SHARDS_PAY_STEPS else 1
+
+
+def steps(episodes: dict[str, EpisodeInfo], horizon: int | None) -> int:
+    """The steps the statements read: each episode's, up to the horizon."""
+    return sum(e.n_steps if horizon is None else min(e.n_steps, horizon) for e in episodes.values())
 
 
 def default_jobs() -> int:

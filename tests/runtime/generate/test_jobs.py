@@ -7,6 +7,7 @@ shards to pay stay in one process whatever N: the sharded runs here lower that s
 from __future__ import annotations
 
 import random
+from contextlib import closing
 from dataclasses import replace
 
 import pytest
@@ -14,13 +15,15 @@ import pytest
 from support.recordings import SMALL_RUN_FLAGS
 from qtc.cli import main
 from qtc.runtime.generate import shards
-from qtc.runtime.generate.shards import SHARDS_PAY_BYTES, default_jobs, plan_shards, read_episodes, workers
+from qtc.runtime.generate.run import Options
+from qtc.runtime.generate.runners import open_runner
+from qtc.runtime.generate.shards import SHARDS_PAY_STEPS, default_jobs, plan_shards, read_episodes, steps, workers
 
 
 @pytest.fixture
 def sharded(monkeypatch) -> None:
     """--jobs N shards the small traces of these tests too."""
-    monkeypatch.setattr(shards, "SHARDS_PAY_BYTES", 0)
+    monkeypatch.setattr(shards, "SHARDS_PAY_STEPS", 0)
 
 
 def test_jobs_2_and_3_write_the_bytes_of_jobs_1_whatever_the_file_order(tmp_path, small_traces,
@@ -57,11 +60,22 @@ def test_jobs_below_one_is_refused_with_a_message(jobs, crafter_trace_dir, tmp_p
 
 
 def test_small_traces_stay_in_one_process_whatever_jobs_and_large_ones_use_the_jobs_or_every_core(small_traces):
-    """Sharding a few megabytes costs more than it gives (process starts, statement planning per shard),
-    so --jobs 2 is never slower than --jobs 1 there; past one shard's worth of trace text --jobs N
-    workers run, by default the machine's cores."""
-    _, files = read_episodes(tuple(small_traces))
-    assert [workers(files, jobs) for jobs in (None, 1, 2, 3)] == [1, 1, 1, 1]
-    large = [replace(f, size=SHARDS_PAY_BYTES // 4) for f in files]
-    assert sum(f.size for f in large) > SHARDS_PAY_BYTES
-    assert [workers(large, jobs) for jobs in (None, 1, 2, 3)] == [default_jobs(), 1, 2, 3]
+    """Sharding a few thousand steps costs more than it gives (process starts, every statement's fixed
+    cost per shard), so --jobs 2 is never slower than --jobs 1 there; past SHARDS_PAY_STEPS steps (up
+    to the horizon) --jobs N workers run, by default the machine's cores."""
+    episodes, _ = read_episodes(tuple(small_traces))
+    assert [workers(episodes, jobs, None) for jobs in (None, 1, 2, 3)] == [1, 1, 1, 1]
+    large = {eid: replace(e, n_steps=SHARDS_PAY_STEPS // 4) for eid, e in episodes.items()}
+    assert steps(large, None) > SHARDS_PAY_STEPS
+    assert [workers(large, jobs, None) for jobs in (None, 1, 2, 3)] == [default_jobs(), 1, 2, 3]
+    assert workers(large, 2, SHARDS_PAY_STEPS // 8) == 1  # the steps read: up to the horizon
+
+
+def test_the_progress_line_says_where_the_statements_run(small_traces, monkeypatch):
+    def how(jobs: int) -> str:
+        with closing(open_runner(Options(tuple(small_traces), jobs=jobs))) as runner:
+            return runner.how
+    total = steps(read_episodes(tuple(small_traces))[0], None)
+    assert how(2) == f"in one process ({total:,} steps: workers pay past {SHARDS_PAY_STEPS:,})"
+    monkeypatch.setattr(shards, "SHARDS_PAY_STEPS", 0)
+    assert how(2) == "in 2 worker processes (2 shards)"
