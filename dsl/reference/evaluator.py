@@ -167,6 +167,9 @@ class Evaluator(Visitor):
         # on the other bindings: kept across candidates (a product of three events' parameters reads each
         # anchor, and each kind's subjects, many times).
         self.let_params = {name: self._params_read(expr) for name, expr in self.let_exprs.items()}
+        # Only the template's own domains are kept, by id: one a caller makes may not outlive its id.
+        self.domain_params = {id(domain): self._params_read(domain) for domain in
+                              [p.domain for p in self.template.params] + [a.domain for a in self.template.adversarials]}
         self.kept: dict[tuple, Any] = {}
         self.degenerate = degenerate_kinds(self.template)
 
@@ -186,6 +189,15 @@ class Evaluator(Visitor):
         if key not in self.kept:
             self.kept[key] = compute()
         return self.kept[key]
+
+    def let_value(self, name: str, scope: Scope):
+        """A let's value for the scope's binding: one value per candidate, computed on first use; and
+        computed once per episode and distinct values of the parameters it reads, whichever candidate
+        first needs it."""
+        if name not in scope.lets:
+            key = ("let", id(scope.episode), name, *(hashable(scope.params[p]) for p in self.let_params[name]))
+            scope.lets[name] = self._kept(key, lambda: self.value(self.let_exprs[name], scope))
+        return scope.lets[name]
 
     # ---- candidates ----
     def candidates(self) -> list[Candidate]:
@@ -235,9 +247,8 @@ class Evaluator(Visitor):
             param = self.template.params[index]
             scope = Scope(episode, params, {})
             domain = domains.get(param.name, param.domain)
-            # Kept by id only for the template's own expressions: one a caller makes may not outlive its id.
-            if domain is param.domain or any(domain is a.domain for a in self.template.adversarials):
-                key = ("domain", id(episode), id(domain), *(hashable(params[p]) for p in self._params_read(domain)))
+            if id(domain) in self.domain_params:
+                key = ("domain", id(episode), id(domain), *(hashable(params[p]) for p in self.domain_params[id(domain)]))
                 values = self._kept(key, lambda: self.domain(domain, scope))
             else:
                 values = self.domain(domain, scope)
@@ -254,8 +265,7 @@ class Evaluator(Visitor):
         lets: dict[str, Any] = {}
         scope = Scope(episode, params, lets)
         for name in self.scalar_lets:  # shown with every answerable candidate (the SQL's l_<name>)
-            if name not in lets:
-                lets[name] = self.value(self.let_exprs[name], scope)
+            self.let_value(name, scope)
         if not all(is_true(self.value(r, scope)) for r in self.template.requires):
             return None
         answer = self.value(self.template.answer, scope)
@@ -350,12 +360,8 @@ class Evaluator(Visitor):
         kind = e.ref[0]
         if kind == "column":
             return scope.row[e.name]
-        if kind == "let":  # a let is one value per candidate: computed on first use, then kept
-            if e.name not in scope.lets:
-                key = ("let", id(scope.episode), e.name,
-                       *(hashable(scope.params[p]) for p in self.let_params[e.name]))
-                scope.lets[e.name] = self._kept(key, lambda: self.value(self.let_exprs[e.name], scope))
-            return scope.lets[e.name]
+        if kind == "let":
+            return self.let_value(e.name, scope)
         if kind == "table":
             table: schema.Table = e.ref[1]
             return Rel(list(scope.episode.tables[table.name]), [("step", False)] if table.has_step else [], e.ty)
