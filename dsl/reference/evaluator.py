@@ -4,7 +4,10 @@ rows, which the property tests compare with the compiled SQL.
 It is written from CONVENTIONS.md and the language summary (README.md), not from the compiler (dsl/ir/), so that
 the property tests can run both on the same traces and compare candidates, answers and evidence
 (tests/property/test_reference_differential.py). It aims to be obviously right, not fast: each candidate is
-evaluated on its own, a relation is a list of dicts, a bag a list of (value, step) pairs (values.py).
+evaluated on its own, a relation is a list of dicts, a bag a list of (value, step) pairs (values.py). Only
+a let's value and a parameter's domain are kept across candidates, by the episode and the values of the
+parameters they read: the same values give the same value, and a product of several parameters would
+otherwise compute each again for every binding.
 A call is read by its function's record (dsl/functions/), whose reference part never calls the SQL side.
 
 Where the documents leave a choice open, this evaluator takes the usual reading and says so here:
