@@ -17,6 +17,9 @@
   `textworld_keys_db`: a store of it.
 - `refusal_traces`: a folder of zork1, detective and sorcerer walkthrough prefixes with commands put in
   that the parser refuses or that change nothing (support/refusals.py).
+- `ray_cluster`: a local Ray cluster of 2 CPUs whose workers run qtc installed from a wheel
+  (support/ray_head.py), one for every Ray test of the session; it starts in the background, so the
+  fixtures a test asks for after it are made meanwhile, and its first `address` waits for it.
 """
 
 from __future__ import annotations
@@ -180,3 +183,13 @@ def refusal_traces(tmp_path_factory) -> Path:
     from support.refusals import record_with_refusals
 
     return record_with_refusals(tmp_path_factory.mktemp("refusals"), rom_path)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'qtc[ray]')")
+    from support.ray_head import LocalRayCluster, regular_install
+
+    cluster = LocalRayCluster(python=str(regular_install(tmp_path_factory.mktemp("installed"))))
+    yield cluster
+    cluster.stop()

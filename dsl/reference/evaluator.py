@@ -4,7 +4,10 @@ rows, which the property tests compare with the compiled SQL.
 It is written from CONVENTIONS.md and the language summary (README.md), not from the compiler (dsl/ir/), so that
 the property tests can run both on the same traces and compare candidates, answers and evidence
 (tests/property/test_reference_differential.py). It aims to be obviously right, not fast: each candidate is
-evaluated on its own, a relation is a list of dicts, a bag a list of (value, step) pairs (values.py).
+evaluated on its own, a relation is a list of dicts, a bag a list of (value, step) pairs (values.py). Only
+a let's value and a parameter's domain are kept across candidates, by the episode and the values of the
+parameters they read: the same values give the same value, and a product of several parameters would
+otherwise compute each again for every binding.
 A call is read by its function's record (dsl/functions/), whose reference part never calls the SQL side.
 
 Where the documents leave a choice open, this evaluator takes the usual reading and says so here:
@@ -167,6 +170,9 @@ class Evaluator(Visitor):
         # on the other bindings: kept across candidates (a product of three events' parameters reads each
         # anchor, and each kind's subjects, many times).
         self.let_params = {name: self._params_read(expr) for name, expr in self.let_exprs.items()}
+        # Only the template's own domains are kept, by id: one a caller makes may not outlive its id.
+        self.domain_params = {id(domain): self._params_read(domain) for domain in
+                              [p.domain for p in self.template.params] + [a.domain for a in self.template.adversarials]}
         self.kept: dict[tuple, Any] = {}
         self.degenerate = degenerate_kinds(self.template)
 
@@ -186,6 +192,15 @@ class Evaluator(Visitor):
         if key not in self.kept:
             self.kept[key] = compute()
         return self.kept[key]
+
+    def let_value(self, name: str, scope: Scope):
+        """A let's value for the scope's binding: one value per candidate, computed on first use; and
+        computed once per episode and distinct values of the parameters it reads, whichever candidate
+        first needs it."""
+        if name not in scope.lets:
+            key = ("let", id(scope.episode), name, *(hashable(scope.params[p]) for p in self.let_params[name]))
+            scope.lets[name] = self._kept(key, lambda: self.value(self.let_exprs[name], scope))
+        return scope.lets[name]
 
     # ---- candidates ----
     def candidates(self) -> list[Candidate]:
@@ -235,9 +250,8 @@ class Evaluator(Visitor):
             param = self.template.params[index]
             scope = Scope(episode, params, {})
             domain = domains.get(param.name, param.domain)
-            # Kept by id only for the template's own expressions: one a caller makes may not outlive its id.
-            if domain is param.domain or any(domain is a.domain for a in self.template.adversarials):
-                key = ("domain", id(episode), id(domain), *(hashable(params[p]) for p in self._params_read(domain)))
+            if id(domain) in self.domain_params:
+                key = ("domain", id(episode), id(domain), *(hashable(params[p]) for p in self.domain_params[id(domain)]))
                 values = self._kept(key, lambda: self.domain(domain, scope))
             else:
                 values = self.domain(domain, scope)
@@ -254,8 +268,7 @@ class Evaluator(Visitor):
         lets: dict[str, Any] = {}
         scope = Scope(episode, params, lets)
         for name in self.scalar_lets:  # shown with every answerable candidate (the SQL's l_<name>)
-            if name not in lets:
-                lets[name] = self.value(self.let_exprs[name], scope)
+            self.let_value(name, scope)
         if not all(is_true(self.value(r, scope)) for r in self.template.requires):
             return None
         answer = self.value(self.template.answer, scope)
@@ -350,12 +363,8 @@ class Evaluator(Visitor):
         kind = e.ref[0]
         if kind == "column":
             return scope.row[e.name]
-        if kind == "let":  # a let is one value per candidate: computed on first use, then kept
-            if e.name not in scope.lets:
-                key = ("let", id(scope.episode), e.name,
-                       *(hashable(scope.params[p]) for p in self.let_params[e.name]))
-                scope.lets[e.name] = self._kept(key, lambda: self.value(self.let_exprs[e.name], scope))
-            return scope.lets[e.name]
+        if kind == "let":
+            return self.let_value(e.name, scope)
         if kind == "table":
             table: schema.Table = e.ref[1]
             return Rel(list(scope.episode.tables[table.name]), [("step", False)] if table.has_step else [], e.ty)

@@ -201,16 +201,9 @@ def test_generate_killed_at_random_writes_all_or_nothing(traces, tmp_path, jobs)
     _generate_campaign(f"generate --jobs {jobs}", traces, tmp_path, "--jobs", jobs)
 
 
-def test_generate_on_ray_killed_at_random_writes_all_or_nothing(traces, tmp_path):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'qtc[ray]')")
-    from support.ray_head import LocalRayCluster
-
-    cluster = LocalRayCluster()
-    try:
-        _generate_campaign("generate --ray", traces, tmp_path, "--ray", cluster.address, env=cluster.env,
-                           own_group=False)
-    finally:
-        cluster.stop()
+def test_generate_on_ray_killed_at_random_writes_all_or_nothing(traces, tmp_path, ray_cluster):
+    _generate_campaign("generate --ray", traces, tmp_path, "--ray", ray_cluster.address, env=ray_cluster.env,
+                       own_group=False)
 
 
 # ---- load ----

@@ -1,7 +1,8 @@
 """Oracle checks on a recorded TextWorld episode (the cooking walkthrough of the session fixture):
 
 - the reference evaluator reads TextWorld's tables: every template of textworld and of every game (events)
-  asks the same questions through its compiled SQL as through the reference, with and without a horizon;
+  asks the same questions through its compiled SQL as through the reference (under a horizon too in the
+  deep profile);
 - the store's facts, rooms and sightings agree with a fresh game: the episode's commands played again in a
   new TextWorld environment of the same game file, whose facts are read from TextWorld itself at every step;
   each answer of the room and sighting templates is worked out again from those facts;
@@ -19,6 +20,7 @@ import pytest
 import textworld
 
 from support.ground_truth import Store, checked_templates, differences, reference_candidates, sql_candidates
+from support.hypothesis_profiles import cases
 
 from qtc.cli import main
 from qtc.dsl.compile import statement
@@ -44,7 +46,10 @@ def _disagreements(con, templates, horizon) -> list[str]:
     return report
 
 
-@pytest.mark.parametrize("horizon", [None, 12])
+# Under a horizon only in the deep profile (the run's slowest part otherwise); every run checks TextWorld
+# under a horizon on the room-graph templates (the random walk below), and the other games under drawn
+# horizons (test_reference_differential.py).
+@pytest.mark.parametrize("horizon", cases(ci=(None,), deep=(None, 12)))
 def test_compiled_sql_agrees_with_the_reference_on_textworld(textworld_db, horizon):
     report = _disagreements(textworld_db, checked_templates("textworld"), horizon)
     assert not report, "\n".join(report)

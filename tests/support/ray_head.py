@@ -1,6 +1,8 @@
 """A local Ray cluster for the tests and bench/bench_scale.py: `LocalRayCluster(cpus)` starts one (its
 own temporary folder, no usage reporting, token authentication with a token of its own) in a child
-process, which prints the cluster's address; `stop()` ends that process, and Ray's processes with it.
+process, which prints the cluster's address, and returns at once: reading `address` waits for the
+cluster, so the caller does other work while it starts; `stop()` ends that process, and Ray's processes
+with it.
 Its workers run the Python that started it: `regular_install(folder)` gives one with qtc installed as pip
 installs it from a wheel (not editable), as on a real cluster's nodes.
 
@@ -10,6 +12,7 @@ SIGTERM.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -31,11 +34,15 @@ class LocalRayCluster:
         self.process = subprocess.Popen([python, __file__, str(cpus)], env={**os.environ, **self.env},
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                         start_new_session=True)
+
+    @functools.cached_property
+    def address(self) -> str:
+        """The cluster's address (its GCS's), once it has started."""
         line = _read_line(self.process, START_SECONDS)
         if not line:
             self.stop()
             raise RuntimeError(f"the local Ray cluster did not start within {START_SECONDS} s")
-        self.address = line.strip()
+        return line.strip()
 
     def stop(self) -> None:
         self.process.terminate()

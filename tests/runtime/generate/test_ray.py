@@ -1,6 +1,7 @@
 """`qtc generate --ray ADDRESS` against a real local Ray cluster of 2 CPUs that the test starts: the
 shards as Ray tasks give the bytes of one process; a trace that fails in a task, and an address
-nothing answers at, are messages (fixtures: conftest.py; skipped without Ray: pip install 'qtc[ray]').
+nothing answers at, are messages (fixtures: conftest.py, the cluster tests/conftest.py's; skipped without
+Ray: pip install 'qtc[ray]').
 
 The command runs in a process of its own, as a user runs it: Ray reads its settings (the cluster's
 token) from the environment once, when it is imported. It runs in the repository's folder, and the
@@ -17,17 +18,9 @@ import sys
 import pytest
 
 from support.paths import REPO
-from support.ray_head import LocalRayCluster, regular_install
 from support.recordings import SMALL_RUN_FLAGS
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'qtc[ray]'): the --ray tests need it")
-
-
-@pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory) -> LocalRayCluster:
-    cluster = LocalRayCluster(python=str(regular_install(tmp_path_factory.mktemp("installed"))))
-    yield cluster
-    cluster.stop()
 
 
 def qtc(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
