@@ -147,6 +147,9 @@ PROBE_CPU_SECONDS = 2.0
 # A copy silent this long on the clock is killed too: a guard against a copy that hangs without running
 # (it never happens in a game seen so far), far above any CPU wait.
 PROBE_WALL_GUARD = 300.0
+# Copies that crash on one chain before the recording stops (a crash is the fork's, not the chain's: it
+# has never recurred).
+PROBE_CRASHES = 3
 
 
 def listed_lines(env, nums: list[int]) -> dict[int, str | None]:
@@ -180,19 +183,31 @@ def _listings(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[
     process, one after another, each result sent back as a JSON line; a copy that spends
     PROBE_CPU_SECONDS of CPU on one chain ends (the kernel's profiling timer, whose signal's default action
     ends a process even inside the interpreter's C code), its chain has no listing, and a new copy goes
-    on with the rest. `env` itself is never changed.
+    on with the rest. A copy that dies of anything else (a fork of a process with threads can crash in
+    its after-fork cleanup) says nothing of its chain, so the chain is listed again in a new copy, and
+    after PROBE_CRASHES such deaths in a row the recording stops with that error rather than record the
+    chain as unlisted. `env` itself is never changed.
     """
     listings: dict[tuple[int, ...], list[str]] = {}
     pending = list(chains)
+    crashes = 0
     while pending:
-        done = _list_in_a_copy(env, pending)
+        done, crash = _list_in_a_copy(env, pending)
         listings.update(done)
-        pending = pending[len(done) + 1:]  # the chain after the last answered one hung
+        if not crash:
+            pending = pending[len(done) + 1:]  # the chain after the last answered one hung
+            continue
+        crashes = 1 if done else crashes + 1
+        if crashes == PROBE_CRASHES:
+            raise RuntimeError(f"listing objects {pending[len(done)]} in a forked copy of the game: the copy "
+                               f"died {crash} {PROBE_CRASHES} times in a row")
+        pending = pending[len(done):]  # the chain it crashed on, again
     return listings
 
 
-def _list_in_a_copy(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[str]]:
-    """Listings of `chains`, in order, from a forked copy, until the copy ends or hangs."""
+def _list_in_a_copy(env, chains: list[tuple[int, ...]]) -> tuple[dict[tuple[int, ...], list[str]], str | None]:
+    """Listings of `chains`, in order, from a forked copy, until the copy ends or hangs; and how the copy
+    died where it crashed (killed by a signal other than its CPU budget's or the wall guard's), else None."""
     read, write = os.pipe()
     parent = os.getpid()
     pid = os.fork()
@@ -224,8 +239,10 @@ def _list_in_a_copy(env, chains: list[tuple[int, ...]]) -> dict[tuple[int, ...],
             *complete, buffer = buffer.split(b"\n")
             for line in complete:
                 found[chains[len(found)]] = json.loads(line)
-    os.waitpid(pid, 0)
-    return found
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) not in (signal.SIGPROF, signal.SIGKILL):
+        return found, f"of {signal.Signals(os.WTERMSIG(status)).name}"
+    return found, None
 
 
 def _listing(env, chain: tuple[int, ...]) -> list[str]:
