@@ -28,11 +28,16 @@ from code_before import tree_before
 PROBE = """
 import os, sys, time
 import qtc.runtime.generate.runners as runners
+import qtc.runtime.generate.shards as shards
 def first_statement(con, request):
     print(time.process_time(), time.perf_counter() - float(os.environ["QTC_BENCH_STARTED"]), flush=True)
     os._exit(0)
 if not os.environ.get("QTC_BENCH_WHOLE"):
-    runners.candidate_rows = first_statement
+    # Where the first statement runs, in either revision: the probe of empty templates (since 0.10.0),
+    # else a template's statement (shards' since 0.10.0, runners' before).
+    for module, name in ((shards, "_without_rows"), (shards, "candidate_rows"), (runners, "candidate_rows")):
+        if hasattr(module, name):
+            setattr(module, name, first_statement)
 from qtc.cli import main
 main(["generate", "--traces", *sys.argv[1:], "--out", os.environ["QTC_BENCH_OUT"], "--quiet", "--jobs", "1",
       "--force"])
