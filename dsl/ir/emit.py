@@ -12,7 +12,7 @@ from qtc.dsl.events import ROOM_KINDS
 from qtc.dsl.room_names import horizon_display_name_sql
 from qtc.dsl.sql import sql_string
 
-from .nodes import Node, TemplateIR
+from .nodes import Node, TemplateIR, read_by
 from .sql import HORIZON_VARIABLE, NO_HORIZON
 
 SAMPLING_NOTES = {"every": "every binding", "domain": "sampled (domain draws, qtc_max_candidates per episode)",
@@ -41,13 +41,7 @@ def emit_probe(ir: TemplateIR) -> Probe | None:
     without them. Generate runs the probes of many templates as one statement (probes_statement)."""
     if not ir.empty_when:
         return None
-    by_name = {node.name: node for node in ir.nodes}
-    needed, wanted = set(), [name for names in ir.empty_when for name in names]
-    while wanted:
-        name = wanted.pop()
-        if name not in needed:
-            needed.add(name)
-            wanted += by_name[name].inputs
+    needed = read_by(ir.nodes, [name for names in ir.empty_when for name in names])
     test = " AND ".join("(" + " OR ".join(f"NOT EXISTS (SELECT 1 FROM {name})" for name in names) + ")"
                         for names in ir.empty_when)
     return Probe(tuple(_ctes(ir, [node for node in ir.nodes if node.name in needed])), test)

@@ -36,7 +36,7 @@ from qtc.dsl.primitives import PRIMITIVES
 from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
-from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR
+from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR, read_by
 from .sample import (MIN_CAP_COLUMN, SEED_SQL, cut_sql, domain_sample_sql, frame_sql, kcol, keyed_top_n_sql, numbered_sql,
                      pair_starts_sql, positions_sql, sample_sql, value_key, value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
@@ -493,14 +493,7 @@ def _premise_column(param: str) -> str:
 
 def _prune(nodes: list[Node], final: str) -> None:
     """Drop the nodes nothing reads (a component's first parameter, when a window frame pairs it)."""
-    by_name = {n.name: n for n in nodes}
-    wanted = [n.name for n in nodes if re.search(rf"\b{re.escape(n.name)}\b", final)]
-    needed = set()
-    while wanted:
-        name = wanted.pop()
-        if name not in needed:
-            needed.add(name)
-            wanted += by_name[name].inputs
+    needed = read_by(nodes, [n.name for n in nodes if re.search(rf"\b{re.escape(n.name)}\b", final)])
     nodes[:] = [n for n in nodes if n.name in needed]
 
 

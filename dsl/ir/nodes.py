@@ -62,3 +62,15 @@ class TemplateIR:
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
+
+
+def read_by(nodes: list[Node], roots: list[str]) -> set[str]:
+    """The names of `roots` and of every node they read, directly or through others."""
+    by_name = {node.name: node for node in nodes}
+    needed, wanted = set(), list(roots)
+    while wanted:
+        name = wanted.pop()
+        if name not in needed:
+            needed.add(name)
+            wanted += by_name[name].inputs
+    return needed
