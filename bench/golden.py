@@ -1,10 +1,11 @@
 """Golden check of a change that must not alter answers: `qtc generate` on the same traces with qtc as
 it was at --before and with the working tree must write the same questions and summary, byte for byte.
 
-    python bench/golden.py --traces TRACES... [--before REV] [--templates PATH...] [--max-per-template N]
+    python bench/golden.py --traces TRACES... [--before REV] [--templates PATH...] [--max-per-template N] [--total N]
 
 Runs seeds 42 and 7, each without and with a horizon (--horizon, default 60; with it the adversarial
-ratio is 0.3), and prints, per run, the SHA-256 of both outputs and which templates differ if any.
+ratio is 0.3), each with --max-per-template and --total if given, and prints, per run, the SHA-256 of
+both outputs and which templates differ if any, with their questions before and now.
 Exits 1 if anything differs. Both sides read the working tree's templates unless --templates is given
 (default fd73c53: the last revision with the emitter the relational IR replaced), or --own-templates:
 each side its own revision's library, for a change of the templates' text that must ask the same
@@ -65,6 +66,7 @@ def main() -> int:
     parser.add_argument("--traces", nargs="+", required=True)
     parser.add_argument("--templates", nargs="*", default=[])
     parser.add_argument("--max-per-template", type=int)
+    parser.add_argument("--total", type=int)
     parser.add_argument("--horizon", type=int, default=60)
     parser.add_argument("--before", default="fd73c53")
     parser.add_argument("--own-templates", action="store_true",
@@ -74,6 +76,7 @@ def main() -> int:
     args.templates = [str(Path(t).resolve()) for t in args.templates]
     paths = {"before": tree_before(args.before), "now": None}
     cap = ["--max-per-template", str(args.max_per_template)] if args.max_per_template else []
+    cap += ["--total", str(args.total)] if args.total else []
     own = {"before": [str(paths["before"] / "qtc" / "templates")], "now": [str(ROOT / "templates")]}
     extra = {side: ["--templates", *(own[side] if args.own_templates else args.templates or own["now"])] + cap
              for side in SIDES}
@@ -94,7 +97,8 @@ def main() -> int:
             if not same:
                 before, now = by_template(outs["before"]), by_template(outs["now"])
                 differing = sorted(t for t in set(before) | set(now) if before.get(t) != now.get(t))
-                print(f"  templates that differ: {', '.join(differing) or '(summary only)'}")
+                print(f"  templates that differ (questions before/now): "
+                      f"{', '.join(f'{t} ({len(before.get(t, []))}/{len(now.get(t, []))})' for t in differing) or '(summary only)'}")
     return 1 if failed else 0
 
 

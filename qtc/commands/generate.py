@@ -50,8 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--templates", nargs="+", type=Path, metavar="PATH",
                         help=".qtpl files or folders (default: the standard library)")
     parser.add_argument("--seed", type=int, default=42, help="sampling seed (default 42)")
-    parser.add_argument("--max-per-template", type=int, default=100, metavar="N",
-                        help="at most N questions per template (default 100)")
+    parser.add_argument("--max-per-template", type=int, metavar="N",
+                        help="at most N questions per template (default 100; with --total, none but the "
+                             "template's share of the total)")
     parser.add_argument("--per-category", type=int, metavar="N",
                         help="at most N questions per category, shared evenly among its templates (default: no cap)")
     parser.add_argument("--total", type=int, metavar="N",

@@ -42,6 +42,7 @@ from .sampling import mix, nearest, seeded_key, share, spread_over_episodes
 from .shards import Request
 
 STANDARD_LIBRARY = Path(qtc.templates.__file__).parent
+DEFAULT_PER_TEMPLATE = 100  # questions a template gives at most without --max-per-template or --total
 MIN_CANDIDATES_PER_EPISODE = 16
 OVERSAMPLING = 4  # bindings drawn per question wanted: requires and render failures reject some
 MAX_CAP_RAISES = 3  # how often a template short of candidates has its per-episode cap doubled
@@ -54,7 +55,7 @@ class Options:
     traces: tuple[Path, ...]
     templates: tuple[Path, ...] = (STANDARD_LIBRARY,)
     seed: int = 42
-    max_per_template: int = 100
+    max_per_template: int | None = None  # None: 100, or with `total` no cap but the total (per_template)
     per_category: int | None = None
     horizon: int | None = None
     adversarial_ratio: float = 0.2
@@ -66,10 +67,18 @@ class Options:
     total: int | None = None  # the set's size: categories, envs and the adversarial share kept at set level
     memory_limit: str | None = None  # DuckDB's memory_limit for each process that queries episodes ("2GB")
 
+    @property
+    def per_template(self) -> int:
+        """The cap on a template's questions: --max-per-template, else 100, or with --total the total (a
+        template then gets its share of the total, however large)."""
+        if self.max_per_template is not None:
+            return self.max_per_template
+        return DEFAULT_PER_TEMPLATE if self.total is None else self.total
+
     def settings(self) -> dict:
         """The options that shape the set, as its summary records them (and `qtc generate` compares an
         existing output's with before replacing it)."""
-        return {"seed": self.seed, "max_per_template": self.max_per_template, "per_category": self.per_category,
+        return {"seed": self.seed, "max_per_template": self.per_template, "per_category": self.per_category,
                 "horizon": self.horizon, "adversarial_ratio": self.adversarial_ratio, "sampling": self.sampling,
                 "total": self.total}
 
@@ -237,6 +246,9 @@ class _Generator:
         self.jinja_env.from_string = functools.lru_cache(maxsize=None)(self.jinja_env.from_string)
         self.reports: dict[str, TemplateReport] = {}
         self.first_caps: dict[str, int] = {}  # each template's cap on bindings per episode before any raise
+        # What each template's candidates aim at, answerable and adversarial: its cap on questions, or with
+        # --total its share of the total (_aim).
+        self.aims: dict[str, tuple[int, int]] = {}
         # Whether a run's cap cut a sample (of some episode), on the answerable and the false-premise side.
         self.cut: dict[tuple[str, int], tuple[bool, bool]] = {}
 
@@ -246,24 +258,28 @@ class _Generator:
     def candidate_rows(self, runner: Runner, templates: list[CompiledTemplate], on_done: OnDone) -> dict[str, pa.Table]:
         """The candidate rows of every template with episodes of its env, premises checked.
 
-        A template's cap on bindings per episode starts where the questions wanted would need it, and
-        doubles while the template falls short and a larger cap finds more of what it is short of; a
+        A template's cap on bindings per episode starts where the questions it aims at would need it,
+        and doubles while the template falls short and a larger cap finds more of what it is short of; a
         larger cap keeps every binding a smaller one kept (the seeded hash order), so raising it only
         adds some, and adds none to a side whose samples the cap cut nowhere (those bindings are all
-        there is), so such a side is never run again. Every template runs in the first round, and those not settled in each next one;
+        there is), so such a side is never run again. Every template runs in the first round, and those
+        not settled in each next one (with --total, a template's aim grows where others turn out short);
         a runner whose rounds are costly (shards loaded again) gets every raise a template may need
         in one round, and the same raises are made from those rows."""
         o = self.options
         asked = []
         for compiled in templates:
             report = self.reports[compiled.id] = TemplateReport(compiled.id, compiled.env, compiled.category,
-                                                                len(self.episodes_of(compiled)), o.max_per_template)
+                                                                len(self.episodes_of(compiled)), o.per_template)
             if report.episodes:
                 asked.append(compiled)
-                report.candidates_per_episode = self.first_caps[compiled.id] = max(
-                    MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * o.max_per_template / report.episodes))
+        self._aim(asked, {})
+        for compiled in asked:
+            report = self.reports[compiled.id]
+            report.candidates_per_episode = self.first_caps[compiled.id] = max(
+                MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * sum(self.aims[compiled.id]) / report.episodes))
         rows = self._run(runner, [(c, self.first_caps[c.id], ()) for c in asked], on_done, probe=True)
-        unsettled = [c for c in asked if not self._settle(c, rows)]
+        unsettled = self._unsettled(asked, rows)
         while unsettled:
             wanted = []
             for compiled in unsettled:
@@ -273,14 +289,42 @@ class _Generator:
                     top = min(top, self._raise_to(compiled, rows))
                 wanted.append((compiled, top, tuple(cap << k for k in range(1, MAX_CAP_RAISES + 1) if cap << k < top)))
             rows.update(self._run(runner, wanted))
-            unsettled = [c for c in unsettled if not self._settle(c, rows)]
+            unsettled = self._unsettled(asked, rows)
         return {c.id: rows[c.id, self.reports[c.id].candidates_per_episode] for c in asked}
+
+    def _unsettled(self, asked: list[CompiledTemplate], rows: Rows) -> list[CompiledTemplate]:
+        """The templates whose cap must rise beyond the rows at hand, once the aims follow those rows."""
+        self._aim(asked, rows)
+        return [compiled for compiled in asked if not self._settle(compiled, rows)]
+
+    def _aim(self, asked: list[CompiledTemplate], rows: Rows) -> None:
+        """Set what each template's candidates aim at (`aims`). Without --total, its cap on questions,
+        split as `mix` splits it. With --total, its share of the total, shared as `_cap_total` shares
+        the questions: among templates that may give that cap (not run yet, or a side its cap cut
+        somewhere) and templates that give what their rows hold (a side the cap cut nowhere, or the
+        last raise made), so that a template draws for its share, not for a cap the total never lets
+        it fill, and the share of a template short of candidates goes to the others."""
+        caps = {compiled.id: self._per_template(compiled) for compiled in asked}
+        if self.options.total is None:
+            self.aims = caps
+            return
+        capacities = {}
+        for compiled in asked:
+            cap = self.reports[compiled.id].candidates_per_episode
+            if (compiled.id, cap) not in rows:
+                capacities[compiled.id] = caps[compiled.id]
+                continue
+            last = cap >= self.first_caps[compiled.id] << MAX_CAP_RAISES
+            capacities[compiled.id] = tuple(most if cut and not last else min(most, have) for most, have, cut
+                                            in zip(caps[compiled.id], _usable(rows[compiled.id, cap]),
+                                                   self.cut[compiled.id, cap]))
+        self.aims = _set_shares(capacities, self.options.total, self.options.adversarial_ratio, self.reports)
 
     def _settle(self, compiled: CompiledTemplate, rows: Rows) -> bool:
         """Raise the template's cap as far as the rows at hand decide; False if deciding on needs the rows
         of twice its cap, not run yet."""
         report = self.reports[compiled.id]
-        wanted = self._wanted(compiled)
+        wanted = self.aims[compiled.id]
         while report.candidates_per_episode < self.first_caps[compiled.id] << MAX_CAP_RAISES:
             have = _usable(rows[compiled.id, report.candidates_per_episode])
             short = [count < want for count, want in zip(have, wanted)]
@@ -304,7 +348,7 @@ class _Generator:
         cap = self.reports[compiled.id].candidates_per_episode
         have = _usable(rows[compiled.id, cap])
         growth = max((want / count if count else math.inf for count, want, cut
-                      in zip(have, self._wanted(compiled), self.cut[compiled.id, cap]) if cut and count < want),
+                      in zip(have, self.aims[compiled.id], self.cut[compiled.id, cap]) if cut and count < want),
                      default=2)
         raised = cap << 1
         while raised < cap * growth and raised < self.first_caps[compiled.id] << MAX_CAP_RAISES:
@@ -345,18 +389,18 @@ class _Generator:
         maker = RecordMaker(compiled, self.episodes, o.horizon, o.seed, self.jinja_env)
         with self.timer.phase("render"):
             chosen = mix(self._records(maker, answerable, report), self._records(maker, adversarial, report),
-                         o.adversarial_ratio, o.max_per_template)
+                         o.adversarial_ratio, o.per_template)
         _count(report, chosen)
-        report.limited_by = "template cap" if len(chosen) == o.max_per_template else "candidates"
+        report.limited_by = "template cap" if len(chosen) == o.per_template else "candidates"
         return chosen
 
-    def _wanted(self, compiled: CompiledTemplate) -> tuple[int, int]:
-        """How many answerable and adversarial candidates the template's share of questions needs."""
+    def _per_template(self, compiled: CompiledTemplate) -> tuple[int, int]:
+        """The template's cap on questions as answerable and adversarial ones, split as `mix` splits it."""
         o = self.options
         if not compiled.checked.template.adversarials:
-            return o.max_per_template, 0
-        adversarial = nearest(o.adversarial_ratio * o.max_per_template)
-        return o.max_per_template - adversarial, adversarial
+            return o.per_template, 0
+        adversarial = nearest(o.adversarial_ratio * o.per_template)
+        return o.per_template - adversarial, adversarial
 
     def _records(self, maker: RecordMaker, rows: list[dict], report: TemplateReport) -> Iterator[dict]:
         """The records of `rows` in seeded order, spread over episodes; rows that fail are counted and skipped."""
@@ -417,12 +461,11 @@ def _cap_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport]
     near as the candidates allow), each side shared evenly among the categories, then among the envs of a
     category, then among its templates; each template keeps a prefix of each side of its list. Rounding
     per template would lose the false premises of a small set (one question a template: none)."""
-    sizes = {side: {t: sum(r["adversarial"] == side for r in records) for t, records in chosen.items()}
-             for side in (True, False)}
-    kept = {True: _spread(sizes[True], min(nearest(ratio * total), sum(sizes[True].values())), reports)}
-    kept[False] = _spread(sizes[False], total - sum(kept[True].values()), reports)
+    sizes = {t: (sum(not r["adversarial"] for r in records), sum(r["adversarial"] for r in records))
+             for t, records in chosen.items()}
+    kept = _set_shares(sizes, total, ratio, reports)
     for template_id, records in chosen.items():
-        left = {side: kept[side].get(template_id, 0) for side in kept}
+        left = dict(zip((False, True), kept[template_id]))
         cut = []
         for record in records:
             if left[record["adversarial"]]:
@@ -432,6 +475,16 @@ def _cap_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport]
             chosen[template_id] = cut
             _count(reports[template_id], cut)
             reports[template_id].limited_by = "set size"
+
+
+def _set_shares(sizes: dict[str, tuple[int, int]], total: int, ratio: float,
+                reports: dict[str, TemplateReport]) -> dict[str, tuple[int, int]]:
+    """How many of each template's answerable and adversarial `sizes` a set of `total` questions takes:
+    `ratio` of them adversarial (as near as the sizes allow), each side shared by `_spread`."""
+    adversarial = _spread({t: size[1] for t, size in sizes.items()},
+                          min(nearest(ratio * total), sum(size[1] for size in sizes.values())), reports)
+    answerable = _spread({t: size[0] for t, size in sizes.items()}, total - sum(adversarial.values()), reports)
+    return {t: (answerable[t], adversarial[t]) for t in sizes}
 
 
 def _spread(sizes: dict[str, int], count: int, reports: dict[str, TemplateReport]) -> dict[str, int]:

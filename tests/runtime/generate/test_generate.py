@@ -228,6 +228,31 @@ def test_total_keeps_the_mix_at_set_level(tmp_path, trace_dirs):
     assert summary["options"]["total"] == 30 and summary["questions"] == 30
 
 
+def test_total_alone_caps_a_template_by_its_share_only(tmp_path, crafter_trace_dir, trace_db):
+    """--total without --max-per-template: the template with one candidate a step gives more than the
+    default 100, the one with a candidate per distinct action leaves the rest of its share to it, and
+    each draws its candidates for its share of the total (75 of 150 at first: 4 x 75 bindings), not for
+    a cap of 150."""
+    body = """
+  param t: steps.step
+  question "Which action did you take at step {{ t }}?"
+  answer steps[$t].action
+  evidence $t"""
+    folder = template_folder(tmp_path, body, answer_type="action")
+    scarce = body.replace("param t: steps.step", "param a: steps.action").replace(
+        "Which action did you take at step {{ t }}?", "When did you first take the action {{ a }}?").replace(
+        "answer steps[$t].action\n  evidence $t", "answer first(steps | where action == $a).step\n"
+        "  evidence first(steps | where action == $a).step")
+    (folder / "u.qtpl").write_text(template("crafter", scarce, answer_type="step").replace("crafter.t", "crafter.u"))
+    actions = trace_db.execute("SELECT count(DISTINCT action) FROM crafter_steps").fetchone()[0]
+    out = tmp_path / "qa.jsonl"
+    records = generate(out, [crafter_trace_dir], "--templates", str(folder), "--total", "150", "--quiet")
+    assert Counter(r["template_id"] for r in records) == {"crafter.t": 150 - actions, "crafter.u": actions}
+    reports = {t["template_id"]: t for t in summary_of(out)["templates"]}
+    assert reports["crafter.t"]["candidates_per_episode"] == 4 * 75
+    assert summary_of(out)["options"]["max_per_template"] == 150
+
+
 def test_no_false_premise_names_a_thing_met_by_name(tmp_path, trace_dirs, trace_db):
     """zork1's walkthrough takes a knife with `get knife` (step 18): the rusty knife, which that command
     could have meant, is no longer offered as never seen (CONVENTIONS.md, False premises)."""
