@@ -263,9 +263,10 @@ class _Generator:
         larger cap keeps every binding a smaller one kept (the seeded hash order), so raising it only
         adds some, and adds none to a side whose samples the cap cut nowhere (those bindings are all
         there is), so such a side is never run again. Every template runs in the first round, and those
-        not settled in each next one (with --total, a template's aim grows where others turn out short);
-        a runner whose rounds are costly (shards loaded again) gets every raise a template may need
-        in one round, and the same raises are made from those rows."""
+        not settled in each next one; with --total, the aims follow the first round's rows (the share
+        of a template short of candidates goes to the others) and hold from then on, so that every
+        runner makes the same raises: a runner whose rounds are costly (shards loaded again) gets every
+        raise a template may need in one round, and the same raises are made from those rows."""
         o = self.options
         asked = []
         for compiled in templates:
@@ -279,7 +280,8 @@ class _Generator:
             report.candidates_per_episode = self.first_caps[compiled.id] = max(
                 MIN_CANDIDATES_PER_EPISODE, math.ceil(OVERSAMPLING * sum(self.aims[compiled.id]) / report.episodes))
         rows = self._run(runner, [(c, self.first_caps[c.id], ()) for c in asked], on_done, probe=True)
-        unsettled = self._unsettled(asked, rows)
+        self._aim(asked, rows)
+        unsettled = [c for c in asked if not self._settle(c, rows)]
         while unsettled:
             wanted = []
             for compiled in unsettled:
@@ -289,21 +291,16 @@ class _Generator:
                     top = min(top, self._raise_to(compiled, rows))
                 wanted.append((compiled, top, tuple(cap << k for k in range(1, MAX_CAP_RAISES + 1) if cap << k < top)))
             rows.update(self._run(runner, wanted))
-            unsettled = self._unsettled(asked, rows)
+            unsettled = [c for c in unsettled if not self._settle(c, rows)]
         return {c.id: rows[c.id, self.reports[c.id].candidates_per_episode] for c in asked}
-
-    def _unsettled(self, asked: list[CompiledTemplate], rows: Rows) -> list[CompiledTemplate]:
-        """The templates whose cap must rise beyond the rows at hand, once the aims follow those rows."""
-        self._aim(asked, rows)
-        return [compiled for compiled in asked if not self._settle(compiled, rows)]
 
     def _aim(self, asked: list[CompiledTemplate], rows: Rows) -> None:
         """Set what each template's candidates aim at (`aims`). Without --total, its cap on questions,
         split as `mix` splits it. With --total, its share of the total, shared as `_cap_total` shares
-        the questions: among templates that may give that cap (not run yet, or a side its cap cut
-        somewhere) and templates that give what their rows hold (a side the cap cut nowhere, or the
-        last raise made), so that a template draws for its share, not for a cap the total never lets
-        it fill, and the share of a template short of candidates goes to the others."""
+        the questions, among templates that may give that cap (not run yet, or a side its cap cut
+        somewhere) and templates that give what their rows hold (a side the cap cut nowhere): a
+        template draws for its share, not for a cap the total never lets it fill, and the share of a
+        template short of candidates goes to the others."""
         caps = {compiled.id: self._per_template(compiled) for compiled in asked}
         if self.options.total is None:
             self.aims = caps
@@ -314,8 +311,7 @@ class _Generator:
             if (compiled.id, cap) not in rows:
                 capacities[compiled.id] = caps[compiled.id]
                 continue
-            last = cap >= self.first_caps[compiled.id] << MAX_CAP_RAISES
-            capacities[compiled.id] = tuple(most if cut and not last else min(most, have) for most, have, cut
+            capacities[compiled.id] = tuple(most if cut else min(most, have) for most, have, cut
                                             in zip(caps[compiled.id], _usable(rows[compiled.id, cap]),
                                                    self.cut[compiled.id, cap]))
         self.aims = _set_shares(capacities, self.options.total, self.options.adversarial_ratio, self.reports)

@@ -39,6 +39,18 @@ def test_jobs_2_and_3_write_the_bytes_of_jobs_1_whatever_the_file_order(tmp_path
         assert (out.read_bytes(), out.with_name(out.stem + ".summary.json").read_bytes()) == one_process_output
 
 
+def test_a_total_shared_among_templates_gives_the_bytes_of_one_process(tmp_path, small_traces, sharded):
+    """With --total, each template draws for its share, set after the first round: the workers, which get
+    every raise in one round, make the same draws as one process."""
+    flags = [flag for flag in SMALL_RUN_FLAGS if flag not in ("--max-per-template", "6")] + ["--total", "60"]
+    outputs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}.jsonl"
+        assert main(["generate", "--traces", *map(str, small_traces), "--out", str(out), "--jobs", jobs, *flags]) == 0
+        outputs.append((out.read_bytes(), out.with_name(out.stem + ".summary.json").read_bytes()))
+    assert outputs[0] == outputs[1] and outputs[0][0].count(b"\n") == 60
+
+
 def test_a_trace_that_fails_in_a_shard_fails_the_run_with_the_message_of_one_process(tmp_path, broken_traces, capsys,
                                                                                      sharded):
     folder, broken = broken_traces
