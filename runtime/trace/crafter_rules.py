@@ -30,6 +30,8 @@ import pyarrow as pa
 from qtc.dsl import crafter_data, schema
 from qtc.runtime.arrow import arrow_rows
 
+from .environment import arrow_table
+
 # Each rule table's rows from crafter_data, in the data's order (k), as the table's columns declare them.
 RULES: dict[schema.Table, tuple[tuple, ...]] = {
     schema.CRAFTER_RECIPE_USES: crafter_data.RECIPE_USES,
@@ -55,10 +57,11 @@ def register_rules(reader: duckdb.DuckDBPyConnection) -> None:
                                                 "dy": [dy for _, dy in crafter_data.FACINGS]}))
 
 
-def rule_rows_sql(table: schema.Table) -> str:
-    """The rule table's rows for every Crafter episode read (`crafter_initial`: one row per file)."""
-    columns = ", ".join(f"r.{c}" for c in rule_columns(table))
-    return f"SELECT c.file, {columns}, r.k FROM crafter_initial c CROSS JOIN {table.name} r"
+def episode_rules(episodes: list[str]) -> dict[schema.Table, pa.Table]:
+    """Each rule table's rows for every episode of `episodes`, in their order: the same rows for each, in
+    the data's order (built here: a statement per table would cost more than the rows)."""
+    return {table: arrow_table(table, [(episode, *row) for episode in episodes for row in rows])
+            for table, rows in RULES.items()}
 
 
 # The player's state after each step, and after reset (step 0: the first step's before columns; the
