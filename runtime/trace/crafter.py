@@ -109,7 +109,8 @@ def register(reader: duckdb.DuckDBPyConnection, traces: dict) -> None:
     """What the SQL reads from the headers and from Crafter's data: the state before step 1 with every
     step's (`crafter_states`), the map at reset (checked: each cell names a material), the rules."""
     def as_json(part: str) -> pa.Table:
-        return pa.table({"file": list(traces), "text": [json.dumps(trace.header[part]) for trace in traces.values()]})
+        return pa.table({"file": pa.array(list(traces), pa.int64()),
+                         "text": pa.array([json.dumps(trace.header[part]) for trace in traces.values()], pa.string())})
     reader.register("crafter_initial", as_json("initial"))
     reader.register("crafter_map", as_json("map_init"))
     reader.execute("CREATE TEMP TABLE crafter_states AS "
@@ -127,11 +128,11 @@ def register(reader: duckdb.DuckDBPyConnection, traces: dict) -> None:
     if unknown:
         number, x, y, index = unknown
         raise UserError(f"{traces[number].path}:1: field 'map_init.rows[{y}][{x}]': no material has index {index}")
-    reader.register("inventory_keys", pa.table({"item": list(crafter_data.INVENTORY_KEYS),
-                                                "k": range(len(crafter_data.INVENTORY_KEYS))}))
+    reader.register("inventory_keys", pa.table({"item": pa.array(list(crafter_data.INVENTORY_KEYS), pa.string()),
+                                                "k": pa.array(range(len(crafter_data.INVENTORY_KEYS)), pa.int64())}))
     register_rules(reader)
-    reader.register("collected_from", pa.table({"item": list(crafter_data.COLLECTED_FROM),
-                                                "material": list(crafter_data.COLLECTED_FROM.values())}))
+    reader.register("collected_from", pa.table({"item": pa.array(list(crafter_data.COLLECTED_FROM), pa.string()),
+                                                "material": pa.array(list(crafter_data.COLLECTED_FROM.values()), pa.string())}))
 
 
 # ---- the tables, in SQL over the step lines ----

@@ -28,7 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
-from qtc.runtime.arrow import arrow_rows
+from qtc.runtime.arrow import arrow_rows, arrow_type
 
 from .environment import arrow_table
 
@@ -43,18 +43,14 @@ RULES: dict[schema.Table, tuple[tuple, ...]] = {
 }
 
 
-def rule_columns(table: schema.Table) -> list[str]:
-    return [c.name for c in table.columns]
-
-
 def register_rules(reader: duckdb.DuckDBPyConnection) -> None:
     """Each rule table under its template name (recipe_uses, ...), and the facing offsets."""
     for table, rows in RULES.items():
-        columns = dict(zip(rule_columns(table), map(list, zip(*rows))))
-        reader.register(table.name, pa.table({**columns, "k": range(len(rows))}))
-    reader.register("facing_offsets", pa.table({"facing": list(crafter_data.FACINGS.values()),
-                                                "dx": [dx for dx, _ in crafter_data.FACINGS],
-                                                "dy": [dy for _, dy in crafter_data.FACINGS]}))
+        columns = {c.name: pa.array(list(values), arrow_type(c.type)) for c, values in zip(table.columns, zip(*rows))}
+        reader.register(table.name, pa.table({**columns, "k": pa.array(range(len(rows)), pa.int64())}))
+    reader.register("facing_offsets", pa.table({"facing": pa.array(list(crafter_data.FACINGS.values()), pa.string()),
+                                                "dx": pa.array([dx for dx, _ in crafter_data.FACINGS], pa.int64()),
+                                                "dy": pa.array([dy for _, dy in crafter_data.FACINGS], pa.int64())}))
 
 
 def episode_rules(episodes: list[str]) -> dict[schema.Table, pa.Table]:
