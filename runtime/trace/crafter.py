@@ -17,7 +17,7 @@ from qtc.dsl.events import DAMAGE_CAUSES, STAT_LOW_LEVEL
 from qtc.errors import UserError
 from qtc.runtime.arrow import rows_where
 
-from .crafter_rules import RULES, register_rules, rule_columns, rule_rows_sql, rule_tables
+from .crafter_rules import episode_rules, register_rules, rule_tables
 from .environment import (HEADER_COMMON, TraceEnvironment, events_sql, listed, registered, step_spec, steps_sql,
                           structure_sql)
 
@@ -109,7 +109,8 @@ def register(reader: duckdb.DuckDBPyConnection, traces: dict) -> None:
     """What the SQL reads from the headers and from Crafter's data: the state before step 1 with every
     step's (`crafter_states`), the map at reset (checked: each cell names a material), the rules."""
     def as_json(part: str) -> pa.Table:
-        return pa.table({"file": list(traces), "text": [json.dumps(trace.header[part]) for trace in traces.values()]})
+        return pa.table({"file": pa.array(list(traces), pa.int64()),
+                         "text": pa.array([json.dumps(trace.header[part]) for trace in traces.values()], pa.string())})
     reader.register("crafter_initial", as_json("initial"))
     reader.register("crafter_map", as_json("map_init"))
     reader.execute("CREATE TEMP TABLE crafter_states AS "
@@ -127,11 +128,11 @@ def register(reader: duckdb.DuckDBPyConnection, traces: dict) -> None:
     if unknown:
         number, x, y, index = unknown
         raise UserError(f"{traces[number].path}:1: field 'map_init.rows[{y}][{x}]': no material has index {index}")
-    reader.register("inventory_keys", pa.table({"item": list(crafter_data.INVENTORY_KEYS),
-                                                "k": range(len(crafter_data.INVENTORY_KEYS))}))
+    reader.register("inventory_keys", pa.table({"item": pa.array(list(crafter_data.INVENTORY_KEYS), pa.string()),
+                                                "k": pa.array(range(len(crafter_data.INVENTORY_KEYS)), pa.int64())}))
     register_rules(reader)
-    reader.register("collected_from", pa.table({"item": list(crafter_data.COLLECTED_FROM),
-                                                "material": list(crafter_data.COLLECTED_FROM.values())}))
+    reader.register("collected_from", pa.table({"item": pa.array(list(crafter_data.COLLECTED_FROM), pa.string()),
+                                                "material": pa.array(list(crafter_data.COLLECTED_FROM.values()), pa.string())}))
 
 
 # ---- the tables, in SQL over the step lines ----
@@ -179,7 +180,6 @@ TABLE_SQL = {
         "WHERE change != 0",
         "step, k"),
     schema.CRAFTER_DAMAGE: events_sql("step, d.amount, d.cause, d.attack", _step_list("damage", "d"), "step, i"),
-    **{table: events_sql(", ".join(rule_columns(table)), rule_rows_sql(table), "k") for table in RULES},
 }
 
 
@@ -241,7 +241,7 @@ _STRUCK = ("zombie", "skeleton", "cow")
 
 def crafter_rejected(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]) -> pa.Array:
     """Per Crafter step, in the steps table's order, whether its command changed nothing."""
-    with registered(reader, tables):
+    with registered(reader, tables, _REJECTED):
         rows = reader.execute(_REJECTED, {"stats": list(crafter_data.STATS), "struck": list(_STRUCK)})
         by_step = {(e, s): r for e, s, r in rows.fetchall()}
     steps = tables[schema.CRAFTER_STEPS]
@@ -250,9 +250,11 @@ def crafter_rejected(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Tabl
 
 
 def derive(reader: duckdb.DuckDBPyConnection, traces: dict, tables: dict[schema.Table, pa.Table]) -> None:
-    """The steps' `rejected`, then what the rules say each state allows (crafter_rules.py)."""
+    """The steps' `rejected`, the rule tables of each episode, then what the rules say each state allows
+    (crafter_rules.py)."""
     flags = crafter_rejected(reader, tables)
     tables[schema.CRAFTER_STEPS] = tables[schema.CRAFTER_STEPS].append_column("rejected", flags)
+    tables.update(episode_rules([traces[number].header["episode_id"] for number in sorted(traces)]))
     tables.update(rule_tables(reader, tables))
 
 

@@ -28,7 +28,9 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import crafter_data, schema
-from qtc.runtime.arrow import arrow_rows
+from qtc.runtime.arrow import arrow_rows, arrow_type
+
+from .environment import arrow_table
 
 # Each rule table's rows from crafter_data, in the data's order (k), as the table's columns declare them.
 RULES: dict[schema.Table, tuple[tuple, ...]] = {
@@ -41,24 +43,21 @@ RULES: dict[schema.Table, tuple[tuple, ...]] = {
 }
 
 
-def rule_columns(table: schema.Table) -> list[str]:
-    return [c.name for c in table.columns]
-
-
 def register_rules(reader: duckdb.DuckDBPyConnection) -> None:
     """Each rule table under its template name (recipe_uses, ...), and the facing offsets."""
     for table, rows in RULES.items():
-        columns = dict(zip(rule_columns(table), map(list, zip(*rows))))
-        reader.register(table.name, pa.table({**columns, "k": range(len(rows))}))
-    reader.register("facing_offsets", pa.table({"facing": list(crafter_data.FACINGS.values()),
-                                                "dx": [dx for dx, _ in crafter_data.FACINGS],
-                                                "dy": [dy for _, dy in crafter_data.FACINGS]}))
+        columns = {c.name: pa.array(list(values), arrow_type(c.type)) for c, values in zip(table.columns, zip(*rows))}
+        reader.register(table.name, pa.table({**columns, "k": pa.array(range(len(rows)), pa.int64())}))
+    reader.register("facing_offsets", pa.table({"facing": pa.array(list(crafter_data.FACINGS.values()), pa.string()),
+                                                "dx": pa.array([dx for dx, _ in crafter_data.FACINGS], pa.int64()),
+                                                "dy": pa.array([dy for _, dy in crafter_data.FACINGS], pa.int64())}))
 
 
-def rule_rows_sql(table: schema.Table) -> str:
-    """The rule table's rows for every Crafter episode read (`crafter_initial`: one row per file)."""
-    columns = ", ".join(f"r.{c}" for c in rule_columns(table))
-    return f"SELECT c.file, {columns}, r.k FROM crafter_initial c CROSS JOIN {table.name} r"
+def episode_rules(episodes: list[str]) -> dict[schema.Table, pa.Table]:
+    """Each rule table's rows for every episode of `episodes`, in their order: the same rows for each, in
+    the data's order (built here: a statement per table would cost more than the rows)."""
+    return {table: arrow_table(table, [(episode, *row) for episode in episodes for row in rows])
+            for table, rows in RULES.items()}
 
 
 # The player's state after each step, and after reset (step 0: the first step's before columns; the

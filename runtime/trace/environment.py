@@ -9,6 +9,7 @@ over the step lines the store reads (`<env>_lines`: file, line, rec) and the fil
 from __future__ import annotations
 
 import json
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
@@ -142,15 +143,18 @@ def listed(source: str, columns: str, values: str, name: str, position: str = "i
 
 
 @contextmanager
-def registered(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table]):
-    """The store's tables as views of `reader`, by their DuckDB names, while derivations run over them."""
-    for table, rows in tables.items():
+def registered(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table], sql: str):
+    """The store's tables that `sql` names, as views of `reader` by their DuckDB names, while it runs (a
+    view costs half a millisecond to make and drop: a store has some twenty tables, a statement reads a few)."""
+    words = set(re.findall(r"\w+", sql))
+    named = [table for table in tables if table.sql_name in words]
+    for table in named:
         # Named by the schema (the store's SQL leaves some unnamed); a steps table may be read before its
         # last columns are added.
-        names = [c.name for c in table.all_columns][:rows.num_columns]
-        reader.register(table.sql_name, rows.rename_columns(names))
+        rows = tables[table]
+        reader.register(table.sql_name, rows.rename_columns([c.name for c in table.all_columns][:rows.num_columns]))
     try:
         yield
     finally:
-        for table in tables:
+        for table in named:
             reader.unregister(table.sql_name)

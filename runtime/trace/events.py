@@ -34,9 +34,9 @@ def _events_sql(env: str) -> str:
 
 def events(reader: duckdb.DuckDBPyConnection, tables: dict[schema.Table, pa.Table], envs: set[str]) -> pa.Table:
     """The events table of every episode of `envs` (at least one), from the store's other tables."""
-    with registered(reader, tables):
-        parts = [arrow_rows(reader, _events_sql(env), TRACE_ENVIRONMENTS[env].event_parameters)
-                 for env in sorted(envs)]
+    statements = {env: _events_sql(env) for env in sorted(envs)}
+    with registered(reader, tables, " ".join(statements.values())):
+        parts = [arrow_rows(reader, sql, TRACE_ENVIRONMENTS[env].event_parameters) for env, sql in statements.items()]
     return pa.concat_tables(parts)
 
 

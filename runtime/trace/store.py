@@ -225,15 +225,15 @@ def load_traces(con: duckdb.DuckDBPyConnection, paths: Iterable[os.PathLike | st
             batch = tables.get(table)
             if batch is None or not batch.num_rows:
                 continue
-            con.register("qtc_batch", batch)
             if table.per_game:
                 # The vocabulary is per game: several episodes of one game share its rows.
+                con.register("qtc_batch", batch)
                 con.execute(f"INSERT INTO {table.sql_name} SELECT DISTINCT * FROM qtc_batch b "
                             f"WHERE NOT EXISTS (SELECT 1 FROM {table.sql_name} v WHERE "
                             "v.game = b.game AND v.kind = b.kind AND v.value = b.value)")
-            else:
-                con.execute(f"INSERT INTO {table.sql_name} SELECT * FROM qtc_batch")
-            con.unregister("qtc_batch")
+                con.unregister("qtc_batch")
+            else:  # no view to make and drop
+                con.from_arrow(batch).insert_into(table.sql_name)
         record_frames(con, frames)
         con.execute(f"COMMENT ON TABLE {schema.EPISODES.sql_name} IS '{DERIVATIONS_STAMP}'")
         con.commit()

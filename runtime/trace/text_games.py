@@ -38,7 +38,8 @@ def start_rooms(env: str) -> Callable:
     """The register function of a text game: each file's start room, as `<env>_start` (file, room)."""
     def register(reader, traces: dict) -> None:
         rooms = [trace.header["initial"]["room"] for trace in traces.values()]
-        reader.register(f"{env}_start", pa.table({"file": list(traces), "room": rooms}))
+        reader.register(f"{env}_start", pa.table({"file": pa.array(list(traces), pa.int64()),
+                                                  "room": pa.array(rooms, pa.int64())}))
     return register
 
 
