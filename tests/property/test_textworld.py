@@ -125,6 +125,18 @@ def test_a_door_is_in_view_from_both_rooms_it_links_from_the_step_the_game_names
     assert "oak door" in seen_in_both
 
 
+def test_a_door_s_state_is_asked_only_when_the_text_told_it(textworld_keys_db, textworld_db):
+    """The game describes a locked door as closed ("There is a closed oak door leading east."): the keys
+    walkthrough unlocks the oak door at step 6 ("You unlock oak door.") and opens it at 7, so a reader knows
+    it was locked before, closed after 6 and open from 7; the cooking walkthrough never touches its
+    frosted-glass door, closed (or locked, for all its text says) throughout: never asked."""
+    rows = [row for row in _answers(textworld_keys_db, "textworld.door_state_at") if not row["adversarial"]]
+    assert {row["p_t"]: row["answer"] for row in rows} == {
+        **{t: "locked" for t in range(1, 6)}, 6: "closed", **{t: "open" for t in range(7, 12)}}
+    assert all(6 in row["evidence"] or row["answer"] == "open" for row in rows)
+    assert not _answers(textworld_db, "textworld.door_state_at")
+
+
 @pytest.fixture(scope="module")
 def random_walk_db(textworld_trace_dir, tmp_path_factory):
     """A store of a random agent's 60 steps in the fixture's cooking game (seed 2: 14 moves over 5 rooms)."""
