@@ -273,10 +273,12 @@ TEXTWORLD_EXITS = Table("exits", "textworld", (
 
 TEXTWORLD_SIGHTINGS = Table("sightings", "textworld", (
     STEP,
-    C("item", T.ITEM, "a thing in view: in the player's room, on a thing there or in an open one, not carried"),
-    C("holder", T.ITEM, "what it lay on or in (null: on the floor of the room)"),
+    C("item", T.ITEM, "a thing in view: in the player's room, a door of it, on a thing there or in an open one, "
+      "not carried"),
+    C("holder", T.ITEM, "what it lay on or in (null: on the floor of the room, or a door)"),
     C("room", T.ROOM, "the player's room after the step"),
-    C("moved", T.BOOLEAN, "whether it was last seen before in another room (false at its first sighting)"),
+    C("moved", T.BOOLEAN, "whether it was last seen before in another room (false at its first sighting, and "
+      "for a door, seen from both rooms it links)"),
 ), "the things in view after each step, by the facts (CONVENTIONS.md, TextWorld); step 0 is the start; derived "
    "at load", has_step_zero=True)
 

@@ -31,9 +31,10 @@ FORMAT = "qtc-trace"
 FORMAT_VERSION = schema.FORMAT_VERSION
 # What `qtc load` derives from traces of this format: raised whenever a change of qtc makes the derived
 # tables of the same traces differ (2, in 0.8.0: room titles in introduced_items; 3, in 0.9.0: TextWorld's
-# named_items; 4: TextWorld's sightings leave out what a locked container holds), so that a store or corpus
-# made before is refused with a message, not read for questions of the old rules.
-DERIVATIONS = 4
+# named_items; 4: TextWorld's sightings leave out what a locked container holds; 5: TextWorld's doors are in
+# view from both rooms they link), so that a store or corpus made before is refused with a message, not read
+# for questions of the old rules.
+DERIVATIONS = 5
 
 
 def derived_by_other_rules(source: object, remedy: str) -> UserError:

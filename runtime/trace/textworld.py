@@ -91,12 +91,20 @@ def room_of(facts: set[tuple[str, ...]]) -> str:
     return next(fact[2] for fact in facts if fact[:2] == ("at", PLAYER))
 
 
+def doors(facts: set[tuple[str, ...]]) -> set[str]:
+    """The game's doors: the middle argument of its link(room, door, other) facts (the map never changes)."""
+    return {fact[2] for fact in facts if fact[0] == "link"}
+
+
 def in_view(facts: set[tuple[str, ...]]) -> dict[str, str | None]:
-    """The things in view, each with what it lies on or in (None: the room's floor): those at the player's
-    room but the player, then those on a thing in view or in one in view that is neither closed nor locked
-    (TextWorld's states of a container are one of open, closed and locked: a locked one has no closed fact)."""
+    """The things in view, each with what it lies on or in (None: in the room itself): those at the player's
+    room but the player, and the doors of the room (link(room, door, other): a door has no `at` fact, and the
+    game's description of either room it links names it, open or shut), then those on a thing in view or in
+    one in view that is neither closed nor locked (TextWorld's states of a container are one of open, closed
+    and locked: a locked one has no closed fact)."""
     room = room_of(facts)
     seen = {fact[1]: None for fact in facts if fact[0] == "at" and fact[2] == room and fact[1] != PLAYER}
+    seen.update(dict.fromkeys(sorted(fact[2] for fact in facts if fact[0] == "link" and fact[1] == room)))
     holders = list(seen)
     while holders:
         holder = holders.pop()
@@ -109,12 +117,13 @@ def in_view(facts: set[tuple[str, ...]]) -> dict[str, str | None]:
 
 
 def sighting_rows(episode: str, states: list[set[tuple[str, ...]]], rooms: dict[str, int]) -> list[tuple]:
-    """textworld_sightings: after each step, the things in view, whether each was last seen elsewhere."""
-    rows, last_room = [], {}
+    """textworld_sightings: after each step, the things in view, whether each was last seen elsewhere (never
+    a door: seen from the other room it links, it has not moved)."""
+    rows, last_room, fixed = [], {}, doors(states[0])
     for step, facts in enumerate(states):
         room = rooms[room_of(facts)]
         for item, holder in sorted(in_view(facts).items()):
-            rows.append((episode, step, item, holder, room, last_room.get(item, room) != room))
+            rows.append((episode, step, item, holder, room, item not in fixed and last_room.get(item, room) != room))
             last_room[item] = room
     return rows
 

@@ -81,6 +81,62 @@ def test_what_unlocked_a_lock_is_the_key_the_game_printed_and_the_command_named(
     assert first_seen == {"red gem": 10} and "revealing a red gem" in steps[10][2]
 
 
+def _door_sightings(con) -> dict[str, dict]:
+    """Per door of the game: the rooms it links, the steps (0: the start) after which the player was in one of
+    them and the room, the step whose text (0: the opening text) first named it, its sightings as
+    (step, room, moved) and the step of its first_seen event (None: none)."""
+    rooms = dict(con.execute("SELECT room, name FROM textworld_rooms").fetchall())
+    steps = con.execute("SELECT step, room_before, room_after, obs_before, obs_after FROM textworld_steps ORDER BY step").fetchall()
+    where = [rooms[steps[0][1]]] + [rooms[step[2]] for step in steps]
+    texts = [steps[0][3]] + [step[4] for step in steps]
+    doors = {}
+    for door, sides in con.execute("SELECT arg2, list(arg1) FROM textworld_facts WHERE predicate = 'link' GROUP BY arg2").fetchall():
+        sightings = con.execute("SELECT step, room, moved FROM textworld_sightings WHERE item = ? ORDER BY step", [door]).fetchall()
+        events = con.execute("SELECT step FROM events WHERE kind = 'first_seen' AND subject = ?", [door]).fetchall()
+        doors[door] = {"sides": set(sides), "in_a_side": [(s, room) for s, room in enumerate(where) if room in sides],
+                       "named": next((s for s, text in enumerate(texts) if door in text), None),
+                       "sightings": [(s, rooms[room], moved) for s, room, moved in sightings],
+                       "first_seen": events[0][0] if events else None}
+    return doors
+
+
+def test_a_door_is_in_view_from_both_rooms_it_links_from_the_step_the_game_names_it(textworld_keys_db, textworld_db,
+                                                                                random_walk_db):
+    """A door has no `at` fact (TextWorld places it by link(room, door, other)), while the description of either
+    room it links names it, open or shut ("There is a closed oak door leading east."): it is in view after
+    every step that leaves the player in one of them, in that room, never seen to have moved; so it is first
+    seen at the step a reader first reads its name, and that is its first_seen event (none at the start)."""
+    seen_in_both = set()
+    for con in (textworld_keys_db, textworld_db, random_walk_db):
+        for door, facts in _door_sightings(con).items():
+            assert facts["sightings"] == [(s, room, False) for s, room in facts["in_a_side"]], door
+            first = facts["sightings"][0][0] if facts["sightings"] else None
+            assert first == facts["named"], door
+            assert facts["first_seen"] == (first if first else None), door
+            if {room for _, room, _ in facts["sightings"]} == facts["sides"]:
+                seen_in_both.add(door)
+    keys = _door_sightings(textworld_keys_db)["oak door"]
+    # Named in the hall's description at the start, then in the study's after "go east" (step 8).
+    assert keys["named"] == 0 and keys["first_seen"] is None
+    assert [(s, room) for s, room, _ in keys["sightings"]] == [(s, "hall") for s in (0, 1, 2, 5, 6, 7)] + [
+        (s, "study") for s in (8, 9, 10, 11)]
+    # The cooking walkthrough sees the frosted-glass door from the kitchen, first at step 3.
+    assert _door_sightings(textworld_db)["frosted-glass door"]["first_seen"] == 3
+    assert "oak door" in seen_in_both
+
+
+def test_a_door_s_state_is_asked_only_when_the_text_told_it(textworld_keys_db, textworld_db):
+    """The game describes a locked door as closed ("There is a closed oak door leading east."): the keys
+    walkthrough unlocks the oak door at step 6 ("You unlock oak door.") and opens it at 7, so a reader knows
+    it was locked before, closed after 6 and open from 7; the cooking walkthrough never touches its
+    frosted-glass door, closed (or locked, for all its text says) throughout: never asked."""
+    rows = [row for row in _answers(textworld_keys_db, "textworld.door_state_at") if not row["adversarial"]]
+    assert {row["p_t"]: row["answer"] for row in rows} == {
+        **{t: "locked" for t in range(1, 6)}, 6: "closed", **{t: "open" for t in range(7, 12)}}
+    assert all(6 in row["evidence"] or row["answer"] == "open" for row in rows)
+    assert not _answers(textworld_db, "textworld.door_state_at")
+
+
 @pytest.fixture(scope="module")
 def random_walk_db(textworld_trace_dir, tmp_path_factory):
     """A store of a random agent's 60 steps in the fixture's cooking game (seed 2: 14 moves over 5 rooms)."""
