@@ -224,6 +224,29 @@ class ExprLowerer:
                f"GROUP BY ALL")
         return self.add("tok", "index", (), sql, CARD_NW, f"words of {table}.{column}", fence=True)
 
+    def per_argument_values(self, row: RelRef, key: tuple[str, ...], args: list[S], call, note: str) -> S:
+        """`call(columns)` (SQL over one column per argument, after the episode's) computed once per
+        distinct tuple of argument values over the rows of `row` for the bindings of `key`, and read by
+        a lookup join on the arguments. A spatial primitive is a Python call a row: the rows of a range
+        that many bindings share (a step asked for every binding whose range holds it), and a value a
+        require and a let both read, are then asked once."""
+        frm = self.row_from(row, key)
+        for arg in args:
+            self.with_scalar(frm, arg)
+        names = [f"qtc_a{i}" for i in range(len(args))]
+        asked = ", ".join(f"{arg.sql} AS {name}" for arg, name in zip(args, names))
+        node = self.add("values", "values", (), f"SELECT *, {call(['episode_id', *names])} AS v FROM "
+                        f"(SELECT DISTINCT c.episode_id, {asked} {frm.render()})", CARD_DEMAND, note, fence=True)
+        match = " AND ".join(f"{{0}}.{name} = {arg.sql}" for arg, name in zip(args, names))
+        join_key = ("values", node, match)
+        if join_key not in self._cache:
+            alias = self.fresh("v")
+            self._cache[join_key] = (alias, f"LEFT JOIN {node} {alias} ON {alias}.episode_id = c.episode_id AND "
+                                            f"{match.format(alias)}")
+        alias, join = self._cache[join_key]
+        found = combine(f"{alias}.v", *args)
+        return S(found.sql, found.deps, (*found.lookups, join))
+
     # ---- rows ----
     def row(self, e: A.Expr) -> str:
         """A node with at most one row per binding of its key."""
