@@ -298,7 +298,7 @@ class ExprLowerer:
             return self.bag(self.lets[e.name].expr, key)
         if isinstance(e, A.Binary) and e.op == "-":
             left = self.bag(e.left, key)
-            right = self.value_set(e.right)
+            right = self.domain(e.right)
             # v NOT IN (the right side's non-null values): an anti join on the key and the value.
             left.frm.add(f"ANTI JOIN {right} ON {key_match(right, self.node_key(right))} AND {right}.v = {left.v}")
             left.frm.wheres.append(f"{left.v} IS NOT NULL")
@@ -312,17 +312,11 @@ class ExprLowerer:
         frm.add(f"JOIN {name} t ON {key_match('t', self.node_key(name))}")
         return Bag(frm, "t.v", "t.s", key)
 
-    def value_set(self, e: A.Expr) -> str:
-        """The distinct non-null values of a bag, keyed by its free parameters (for anti joins)."""
-        bag = self.bag(e)
-        frm = bag.frm.copy()
-        frm.wheres.append(f"{bag.v} IS NOT NULL")
-        return self.add("set", "bag", bag.key, f"SELECT DISTINCT {key_columns('c', bag.key)}, {bag.v} AS v {frm.render()}",
-                        CARD_N, "distinct values", fence=True)
-
     # ---- domains ----
     def domain(self, e: A.Expr) -> str:
-        """The distinct non-null values a parameter draws from, keyed by the parameters the domain reads."""
+        """The distinct non-null values a parameter draws from, keyed by the parameters the domain reads:
+        also the values a bag difference or a join on values reads (one node where a template draws from
+        the same column it takes away, `vocab.material - view.material`)."""
         key = self.keyed(self.fp(e))
         if isinstance(e, A.ListLiteral) and (e.ty == T.ListOf(T.ORDINAL) or all(isinstance(i, A.Literal) for i in e.items)):
             ordinal = e.ty == T.ListOf(T.ORDINAL)
