@@ -327,7 +327,8 @@ class ExprLowerer:
             frm = self.with_scalar(From(self.context(key), key), s)
             inner = f"SELECT {key_columns('c', key)}, unnest({s.sql}) AS v {frm.render()}"
         elif (bounded := self._step_bounded(e, key)) is not None:
-            inner = bounded
+            # Distinct and not null already: a binding joins each value's one row of first and last steps.
+            return self.add("dom", "domain", key, bounded, CARD_N, "parameter domain", fence=True)
         else:
             bag = self.bag(e)
             inner = f"SELECT {key_columns('c', bag.key)}, {bag.v} AS v {bag.frm.render()}"
