@@ -10,6 +10,7 @@ from qtc.dsl import types as T
 from qtc.dsl.ir.nodes import CARD_DEMAND, CARD_N
 from qtc.dsl.ir.sql import From, RelRef, S, combine, key_columns, key_match, pcol
 from qtc.dsl.reference.values import Rel, hashable, plain
+from qtc.dsl.sql import ident, sql_string
 
 from .record import Function
 
@@ -117,13 +118,25 @@ class ArgExtreme(Function):
         # The value is computed once per row (a spatial primitive is a Python call), in a column the ranks
         # read; rows without one sort last, so the first row has one if any row has.
         valued = f"SELECT {key_columns('c', key)}, {lo.columns(rel)}, {value.sql} AS qtc_v {frm.render()}"
+        if ties == "unique":
+            return self._unique(lo, rel, key, valued)
         keys = key_columns("t", key)
         ranked = (f"SELECT *, row_number() OVER (PARTITION BY {keys} ORDER BY t.qtc_v {self.direction} NULLS LAST, "
-                  f"{lo.order_sql(rel, reverse=ties == 'last')}) AS qtc_rn, count(*) OVER "
-                  f"(PARTITION BY {keys}, t.qtc_v) AS qtc_ties FROM ({valued}) t")
-        unique = " AND qtc_ties = 1" if ties == "unique" else ""
-        sql = f"SELECT * EXCLUDE (qtc_rn, qtc_ties, qtc_v) FROM ({ranked}) WHERE qtc_rn = 1 AND qtc_v IS NOT NULL{unique}"
+                  f"{lo.order_sql(rel, reverse=ties == 'last')}) AS qtc_rn FROM ({valued}) t")
+        sql = f"SELECT * EXCLUDE (qtc_rn, qtc_v) FROM ({ranked}) WHERE qtc_rn = 1 AND qtc_v IS NOT NULL"
         return lo.add("row", "row", key, sql, CARD_DEMAND, f"{self.name} (ties={ties})", fence=True)
+
+    def _unique(self, lo, rel, key: tuple[str, ...], valued: str) -> str:
+        """The row holding the extreme where no other row ties it, by one aggregate per binding: its row and
+        the two best values (no order of the rows is needed, as no tie is broken)."""
+        best = "min" if self.direction == "ASC" else "max"
+        row = "{" + ", ".join(f"{sql_string(name)}: t.{ident(name)}" for name, _ in rel.rtype.columns) + "}"
+        keys = key_columns("t", key)
+        extreme = (f"SELECT {keys}, arg_{best}({row}, t.qtc_v) AS qtc_row, {best}(t.qtc_v, 2) AS qtc_best "
+                   f"FROM ({valued}) t WHERE t.qtc_v IS NOT NULL GROUP BY {keys}")
+        sql = (f"SELECT {key_columns('e', key)}, unnest(e.qtc_row) FROM ({extreme}) e "
+               f"WHERE len(e.qtc_best) = 1 OR e.qtc_best[1] <> e.qtc_best[2]")
+        return lo.add("row", "row", key, sql, CARD_DEMAND, f"{self.name} (ties=unique)", fence=True)
 
     def reference(self, ev, call, scope):
         rows = ev.ordered(ev.value(call.args[0], scope), scope)

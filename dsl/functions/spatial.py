@@ -36,8 +36,16 @@ class SpatialFunction(Function):
         # Calls the Python implementation registered in DuckDB (runtime/spatial/udf.py).
         args = [lo.scalar(a, row) for a in call.args]
         options = [sql_string(call.kwargs[name].name) for name in self.options]
-        return combine(f"{self.primitive.sql_name}({', '.join(['c.episode_id', *(a.sql for a in args), *options])})",
-                       *args)
+
+        def called(columns: list[str]) -> str:
+            return f"{self.primitive.sql_name}({', '.join([*columns, *options])})"
+        if row is None or not row.key:
+            return combine(called(["c.episode_id", *(a.sql for a in args)]), *args)
+        # Over the rows of a relation computed for the bindings (a range of steps per binding), once per
+        # distinct argument tuple. Over a whole table, the rows a caller reads may be fewer than its rows
+        # (a where's step range): computed in place.
+        return lo.per_argument_values(row, lo.keyed(row.key, lo.fp(call)), args, called,
+                                      f"{self.name} once per distinct argument tuple")
 
     def reference(self, ev, call, scope):
         args = [ev.value(a, scope) for a in call.args]

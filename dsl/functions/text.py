@@ -186,7 +186,7 @@ class Confusable(Function):
         # An equi-join on the keywords: each value's keywords against the like-values' keywords, so the
         # cost is the two sides' words, not their product.
         values = lo.bag(call.args[0], lo.keyed(lo.fp(call)))
-        like = lo.value_set(call.args[1])
+        like = lo.domain(call.args[1])
         like_key = lo.node_key(like)
         like_words = lo.add("like_words", "bag", like_key,
                             f"SELECT DISTINCT {key_columns('l', like_key)}, w FROM (SELECT *, unnest({words_sql('v')}) "

@@ -224,6 +224,29 @@ class ExprLowerer:
                f"GROUP BY ALL")
         return self.add("tok", "index", (), sql, CARD_NW, f"words of {table}.{column}", fence=True)
 
+    def per_argument_values(self, row: RelRef, key: tuple[str, ...], args: list[S], call, note: str) -> S:
+        """`call(columns)` (SQL over one column per argument, after the episode's) computed once per
+        distinct tuple of argument values over the rows of `row` for the bindings of `key`, and read by
+        a lookup join on the arguments. A spatial primitive is a Python call a row: the rows of a range
+        that many bindings share (a step asked for every binding whose range holds it), and a value a
+        require and a let both read, are then asked once."""
+        frm = self.row_from(row, key)
+        for arg in args:
+            self.with_scalar(frm, arg)
+        names = [f"qtc_a{i}" for i in range(len(args))]
+        asked = ", ".join(f"{arg.sql} AS {name}" for arg, name in zip(args, names))
+        node = self.add("values", "values", (), f"SELECT *, {call(['episode_id', *names])} AS v FROM "
+                        f"(SELECT DISTINCT c.episode_id, {asked} {frm.render()})", CARD_DEMAND, note, fence=True)
+        match = " AND ".join(f"{{0}}.{name} = {arg.sql}" for arg, name in zip(args, names))
+        join_key = ("values", node, match)
+        if join_key not in self._cache:
+            alias = self.fresh("v")
+            self._cache[join_key] = (alias, f"LEFT JOIN {node} {alias} ON {alias}.episode_id = c.episode_id AND "
+                                            f"{match.format(alias)}")
+        alias, join = self._cache[join_key]
+        found = combine(f"{alias}.v", *args)
+        return S(found.sql, found.deps, (*found.lookups, join))
+
     # ---- rows ----
     def row(self, e: A.Expr) -> str:
         """A node with at most one row per binding of its key."""
@@ -275,7 +298,7 @@ class ExprLowerer:
             return self.bag(self.lets[e.name].expr, key)
         if isinstance(e, A.Binary) and e.op == "-":
             left = self.bag(e.left, key)
-            right = self.value_set(e.right)
+            right = self.domain(e.right)
             # v NOT IN (the right side's non-null values): an anti join on the key and the value.
             left.frm.add(f"ANTI JOIN {right} ON {key_match(right, self.node_key(right))} AND {right}.v = {left.v}")
             left.frm.wheres.append(f"{left.v} IS NOT NULL")
@@ -289,17 +312,11 @@ class ExprLowerer:
         frm.add(f"JOIN {name} t ON {key_match('t', self.node_key(name))}")
         return Bag(frm, "t.v", "t.s", key)
 
-    def value_set(self, e: A.Expr) -> str:
-        """The distinct non-null values of a bag, keyed by its free parameters (for anti joins)."""
-        bag = self.bag(e)
-        frm = bag.frm.copy()
-        frm.wheres.append(f"{bag.v} IS NOT NULL")
-        return self.add("set", "bag", bag.key, f"SELECT DISTINCT {key_columns('c', bag.key)}, {bag.v} AS v {frm.render()}",
-                        CARD_N, "distinct values", fence=True)
-
     # ---- domains ----
     def domain(self, e: A.Expr) -> str:
-        """The distinct non-null values a parameter draws from, keyed by the parameters the domain reads."""
+        """The distinct non-null values a parameter draws from, keyed by the parameters the domain reads:
+        also the values a bag difference or a join on values reads (one node where a template draws from
+        the same column it takes away, `vocab.material - view.material`)."""
         key = self.keyed(self.fp(e))
         if isinstance(e, A.ListLiteral) and (e.ty == T.ListOf(T.ORDINAL) or all(isinstance(i, A.Literal) for i in e.items)):
             ordinal = e.ty == T.ListOf(T.ORDINAL)
@@ -310,7 +327,8 @@ class ExprLowerer:
             frm = self.with_scalar(From(self.context(key), key), s)
             inner = f"SELECT {key_columns('c', key)}, unnest({s.sql}) AS v {frm.render()}"
         elif (bounded := self._step_bounded(e, key)) is not None:
-            inner = bounded
+            # Distinct and not null already: a binding joins each value's one row of first and last steps.
+            return self.add("dom", "domain", key, bounded, CARD_N, "parameter domain", fence=True)
         else:
             bag = self.bag(e)
             inner = f"SELECT {key_columns('c', bag.key)}, {bag.v} AS v {bag.frm.render()}"

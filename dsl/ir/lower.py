@@ -139,8 +139,7 @@ class _Lowering:
             # must enumerate: its rows carry each value's key, computed once per domain row. The pairs
             # of a frame that ends the component are numbered from the bare domain (no keys needed).
             keyed = self.sampling == "domain" and len(names) > 1 and (bounds is None or name != names[-1])
-            source = lo.add("keyed", "domain", lo.node_key(domain), f"SELECT *, {value_key('v')} AS k FROM {domain}",
-                            CARD_N, "parameter domain with value keys", fence=True) if keyed else domain
+            source = self._keyed(name, domain) if keyed else domain
             key_column = f", d.k AS {kcol(name)}" if keyed else ""
             if keyed:
                 carried.add(name)
@@ -172,6 +171,22 @@ class _Lowering:
         if frame is not None:  # the component is the pairs of the frame alone
             self.pairs[partial] = (domain, bounds)
         return partial
+
+    def _keyed(self, name: str, domain: str) -> str:
+        """A domain's rows with their values' keys (column k). A domain keyed by earlier parameters holds
+        each value once per binding of them (a material once per step it was seen before): the MD5 is
+        taken once per value (value_keys_sql) and joined."""
+        lo = self.lo
+        if not lo.node_key(domain):
+            sql = f"SELECT *, {value_key('v')} AS k FROM {domain}"
+        else:
+            keys = self._value_keys(name, domain)
+            sql = f"SELECT d.*, k.k FROM {domain} d JOIN {keys} k ON k.episode_id = d.episode_id AND k.v = d.v"
+        return lo.add("keyed", "domain", lo.node_key(domain), sql, CARD_N, "parameter domain with value keys",
+                      fence=True)
+
+    def _value_keys(self, name: str, domain: str) -> str:
+        return self.lo.add("key", "sample", (), value_keys_sql(domain), CARD_N, f"value keys of {name}", fence=True)
 
     def _empty_when(self, sides: list[Side]) -> list[list[str]]:
         """For each side, its guarded components' first bindings (`guarded`), of which one empty on every
@@ -220,8 +235,7 @@ class _Lowering:
             sql = domain_sample_sql(numbered, order, stream)
         elif self.sampling == "domain" and order:
             carried = set().union(*(self.carried_keys.get(node, set()) for node in components))
-            keys = {p: self.lo.add("key", "sample", (), value_keys_sql(domains[p]), CARD_N, f"value keys of {p}",
-                                   fence=True) for p in order if p not in carried}
+            keys = {p: self._value_keys(p, domains[p]) for p in order if p not in carried}
             sql = keyed_top_n_sql(components, order, carried, keys, stream)
         else:
             sql = sample_sql(components, order, self.sampling)

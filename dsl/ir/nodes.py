@@ -18,7 +18,7 @@ CARD_ONE, CARD_N, CARD_NW, CARD_PRODUCT, CARD_DEMAND = "O(1)", "O(n)", "O(n·w)"
 
 # What a node computes, for --explain and the verifier.
 OPS = ("scope", "index", "domain", "component", "bindings", "sample", "demand", "relation", "bag", "aggregate",
-       "row", "let", "assemble")
+       "row", "let", "values", "assemble")
 
 
 class Unsupported(Exception):

@@ -4,6 +4,8 @@
   linked parameters) feeds only its own component's next node (directly, or through the demand that
   is the context of the next parameter's domain) or the sample.
 - Every key covers the free parameters: a node reads no parameter column outside its key.
+- A Python primitive over the rows of a relation computed for the bindings is called once per distinct
+  argument tuple: only in a `values` node (exprs.per_argument_values), which the rows read by a join.
 - No correlated subquery: every subquery of the statement is a derived table (after FROM or JOIN),
   none is LATERAL, and DuckDB plans the statement without a dependent (DELIM) join.
 """
@@ -14,10 +16,14 @@ import re
 
 import duckdb
 
+from qtc.dsl.primitives import PRIMITIVES
+
 from .nodes import CARD_PRODUCT, TemplateIR
 
 HORIZON_SUBQUERY = "(SELECT n FROM qtc_horizon)"
 KEYED_OPS = ("domain", "demand", "relation", "bag", "aggregate", "row", "let")
+PRIMITIVE_CALL = re.compile(r"\b(?:%s)\(" % "|".join(p.sql_name for p in PRIMITIVES.values()))
+KEYED_ROWS = re.compile(r"\bJOIN (?!h_)\w+ t ON")  # the rows t of a node, not of a horizon-cut table
 
 
 def problems(ir: TemplateIR) -> list[str]:
@@ -28,6 +34,8 @@ def problems(ir: TemplateIR) -> list[str]:
             source = by_name[name]
             if source.card == CARD_PRODUCT and node.op not in ("component", "demand", "sample") and ir.sampling != "every":
                 found.append(f"{node.name} ({node.op}) reads the product {name} before the sample")
+        if node.op != "values" and PRIMITIVE_CALL.search(node.sql) and KEYED_ROWS.search(node.sql):
+            found.append(f"{node.name} calls a primitive over the rows of a keyed relation, not once per argument tuple")
         if node.op in KEYED_OPS:
             read = set(re.findall(r'"p_([^"]+)"', node.sql))
             if not read <= set(node.key):

@@ -39,12 +39,25 @@ def test_explain_shows_the_components_and_the_window_frame():
     assert "RANGE BETWEEN 19 FOLLOWING AND 59 FOLLOWING" in text and "md5_number_lower(" in text
 
 
-def test_a_step_range_joins_its_own_steps_and_an_extreme_computes_its_value_once():
+def test_a_step_range_joins_its_own_steps_and_a_primitive_is_called_once_per_argument_tuple():
     """`steps | where step in $L..$R` joins each binding's steps (a join on the episode alone tests every
-    step of it against every binding), and argmin's value, a Python primitive here, is called once a row
-    (not again for the order and the ties)."""
+    step of it against every binding), and the Python primitive that the require and argmin both read
+    over the range's rows is called in one node, over the distinct (step, material) asked."""
     compiled = next(c for c in library() if c.id == "crafter.closest_step_in_range")
     text = explain(compiled)
     assert "unnest(range(greatest(CAST(c.\"p_L\" AS BIGINT)" in text and "AND t.step = c.qtc_step" in text
-    argmin = next(line for line in text.splitlines() if "AS qtc_rn" in line)
-    assert argmin.count("qtc_nearest_distance(") == 1
+    ir = template_ir(compiled, 16, premise=True)
+    calling = [n for n in ir.nodes if "qtc_nearest_distance(" in n.sql]
+    assert [n.op for n in calling] == ["values"] and "SELECT DISTINCT" in calling[0].sql
+    readers = [n for n in ir.nodes if calling[0].name in n.inputs]
+    assert {n.op for n in readers} == {"relation", "row"}  # the require's relation and argmin's row
+
+
+def test_the_primitive_check_can_fail():
+    """A primitive called in place over a keyed relation's rows is found."""
+    compiled = next(c for c in library() if c.id == "crafter.closest_step_in_range")
+    ir = template_ir(compiled, 16, premise=True)
+    values = next(n for n in ir.nodes if n.op == "values")
+    reader = next(n for n in ir.nodes if values.name in n.inputs and n.op == "row")
+    reader.sql += " WHERE qtc_nearest_distance(c.episode_id, t.step, c.p_material, 'seen') > 0"
+    assert any("calls a primitive over the rows" in p for p in problems(ir))
