@@ -1,6 +1,6 @@
 """The `qtc` command line: one subcommand per module in qtc.commands, listed in workflow order.
 
-Building the parser imports only the command modules (the command's own when the arguments name one),
+Building the parser imports only the command modules (the command's own when the arguments begin with one),
 which import what they use inside run(), so `qtc --help` and `qtc CMD --help` load no DuckDB, Arrow,
 Jinja, Lark, NumPy or game. They and the rest of qtc are imported within main's `try`: Ctrl-C may come
 while they load.
@@ -24,14 +24,14 @@ COMMAND_MODULES = ("play", "import_", "load", "compile", "generate", "paraphrase
 
 
 def _commands(argv: list[str]) -> list:
-    """The command modules the parser needs for `argv`: only the command's own when it names one (a
+    """The command modules the parser needs for `argv`: only the command's own when it begins with one (a
     command parses the same alone; importing every module and building every subparser costs ~15 ms of
     each run), else all of them (for --help's list and the error naming the choices)."""
     import importlib
     import keyword
 
-    # Before the command, qtc takes only options without values (--help, --version).
-    named = next((arg for arg in argv if not arg.startswith("-")), None)
+    # Only a command named first: `qtc --help generate` lists every command.
+    named = argv[0] if argv else None
     module = f"{named}_" if named and keyword.iskeyword(named) else named
     names = [module] if module in COMMAND_MODULES else COMMAND_MODULES
     return [importlib.import_module(f".commands.{name}", __package__) for name in names]
