@@ -1,8 +1,9 @@
 """The `qtc` command line: one subcommand per module in qtc.commands, listed in workflow order.
 
-Building the parser imports only the command modules, which import what they use inside run(), so
-`qtc --help` and `qtc CMD --help` load no DuckDB, Arrow, Jinja, Lark, NumPy or game. They and the
-rest of qtc are imported within main's `try`: Ctrl-C may come while they load.
+Building the parser imports only the command modules (the command's own when the arguments begin with one),
+which import what they use inside run(), so `qtc --help` and `qtc CMD --help` load no DuckDB, Arrow,
+Jinja, Lark, NumPy or game. They and the rest of qtc are imported within main's `try`: Ctrl-C may come
+while they load.
 """
 
 from __future__ import annotations
@@ -12,17 +13,28 @@ import sys
 from .errors import InvalidOption, UserError
 
 
-def _commands() -> tuple:
-    """The command modules. Each defines COMMAND (its name), HELP, add_arguments(parser) and run(args) ->
-    exit code. The order is the workflow's: record episodes (or import another harness's), load them,
-    check templates, generate questions, reword them, answer them, score the answers, compare two runs,
-    see them on a page and one by one, export them to other harnesses; then the tools: the whole job in
-    one checkpointed command, ad hoc SQL over any store, and the demo of it all."""
-    from .commands import (answer, compare, compile, demo, export, generate, import_, load, paraphrase, play, report,
-                           run, score, show, sql)
+# The command modules of qtc.commands, in workflow order: record episodes (or import another harness's),
+# load them, check templates, generate questions, reword them, answer them, score the answers, compare
+# two runs, see them on a page and one by one, export them to other harnesses; then the tools: the whole
+# job in one checkpointed command, ad hoc SQL over any store, and the demo of it all. Each defines COMMAND
+# (its name: the module's, but `import`, a keyword, whose module is import_), HELP, add_arguments(parser)
+# and run(args) -> exit code.
+COMMAND_MODULES = ("play", "import_", "load", "compile", "generate", "paraphrase", "answer", "score", "compare",
+                   "report", "show", "export", "run", "sql", "demo")
 
-    return (play, import_, load, compile, generate, paraphrase, answer, score, compare, report, show, export, run, sql,
-            demo)
+
+def _commands(argv: list[str]) -> list:
+    """The command modules the parser needs for `argv`: only the command's own when it begins with one (a
+    command parses the same alone; importing every module and building every subparser costs ~15 ms of
+    each run), else all of them (for --help's list and the error naming the choices)."""
+    import importlib
+    import keyword
+
+    # Only a command named first: `qtc --help generate` lists every command.
+    named = argv[0] if argv else None
+    module = f"{named}_" if named and keyword.iskeyword(named) else named
+    names = [module] if module in COMMAND_MODULES else COMMAND_MODULES
+    return [importlib.import_module(f".commands.{name}", __package__) for name in names]
 
 
 def _version() -> str:
@@ -34,7 +46,9 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, dict]:
+    """The parser of `argv` (its command's subparser only, when it names one) and the command modules
+    by their COMMAND."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -42,7 +56,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     parser.add_argument("--version", action="version", version=f"qtc {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = {}
-    for module in _commands():
+    for module in _commands(argv):
         sub = subparsers.add_parser(module.COMMAND, help=module.HELP, description=module.__doc__,
                                     formatter_class=argparse.RawDescriptionHelpFormatter,
                                     epilog=getattr(module, "EXAMPLES", None))
@@ -56,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from .processes import interrupt_on_sigterm
 
-        parser, modules = build_parser()
+        argv = sys.argv[1:] if argv is None else argv
+        parser, modules = build_parser(argv)
         args = parser.parse_args(argv)
         command = f"qtc {args.command}"
         interrupt_on_sigterm()

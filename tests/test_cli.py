@@ -60,10 +60,10 @@ sys.exit(main(["sql", "SELECT 1"]))
 """
 
 
-@pytest.mark.parametrize("module", ["qtc.processes", "qtc.commands", "qtc.commands.load"])
+@pytest.mark.parametrize("module", ["qtc.processes", "qtc.commands", "qtc.commands.sql"])
 def test_ctrl_c_while_qtc_loads_its_modules_is_an_interruption_not_a_traceback(module):
     """The kills of the deep run (seed 20261215): Ctrl-C as `qtc load` imported its commands gave a
-    KeyboardInterrupt traceback."""
+    KeyboardInterrupt traceback. (`qtc sql` imports only its own command module.)"""
     result = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_IMPORTING, module], capture_output=True, text=True)
     assert (result.returncode, result.stderr) == (130, "qtc: interrupted\n")
 
@@ -77,3 +77,18 @@ def test_a_bad_option_names_its_field_in_the_library_and_its_flag_on_the_command
     assert main(["generate", "--traces", str(tmp_path), "--max-per-template", "0",
                  "--out", str(tmp_path / "qa.jsonl")]) == 2
     assert capsys.readouterr().err == "qtc generate: error: --max-per-template must be at least 1, got 0\n"
+
+
+def test_a_command_imports_only_its_own_command_module_and_help_lists_every_command():
+    """Parsing `qtc sql ...` builds the sql command's parser alone (the other 14 modules and subparsers cost
+    ~15 ms of every run); `qtc --help` still lists them all, before a command's name too."""
+    from qtc.cli import COMMAND_MODULES
+
+    script = "import sys; from qtc.cli import build_parser; build_parser(sys.argv[1:]); print(*sys.modules)"
+    alone = subprocess.run([sys.executable, "-c", script, "sql", "SELECT 1"], capture_output=True, text=True,
+                           check=True)
+    assert [name for name in COMMAND_MODULES if f"qtc.commands.{name}" in alone.stdout.split()] == ["sql"]
+    listed = subprocess.run([sys.executable, "-m", "qtc.cli", "--help", "sql"], capture_output=True, text=True,
+                            check=True)
+    listed_first_words = {line.split()[0] for line in listed.stdout.splitlines() if line.startswith("    ")}
+    assert {name.rstrip("_") for name in COMMAND_MODULES} <= listed_first_words

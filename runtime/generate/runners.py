@@ -9,11 +9,8 @@ cap a template may be raised to at once (`fetch_ahead`); one store answers each 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import Callable, Protocol
 
@@ -109,11 +106,15 @@ class ProcessPool:
         workers = min(jobs, len(shards))
         self.how = f"in {workers} worker processes ({len(shards)} shards)"
         self.settings = replace(settings, threads=max(1, default_jobs() // workers))
+        import multiprocessing  # here, not at the top: only --jobs workers need it and concurrent.futures (~6 ms)
+        from concurrent.futures import ProcessPoolExecutor
         # Workers die with this process; Ctrl-C is this process's to handle (close stops them).
         self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                             initializer=die_with_parent, initargs=(os.getpid(),))
 
     def rows(self, requests: list[Request], on_done: OnDone | None = None) -> Rows:
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
+        from concurrent.futures.process import BrokenProcessPool
         futures: dict[Future, int] = {}
         with interrupts_left_to_parent():  # submit starts the workers
             for number, shard in enumerate(self.shards):
