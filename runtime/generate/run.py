@@ -211,7 +211,13 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
         progress(0)
         with timer.phase("query"):
             rows = generator.candidate_rows(runner, templates, progress)
-    chosen = {compiled.id: generator.template(compiled, rows.pop(compiled.id, None)) for compiled in templates}
+    limits = {compiled.id: generator.limit(compiled) for compiled in templates}
+    chosen = {compiled.id: generator.template(compiled, rows.get(compiled.id), limits[compiled.id])
+              for compiled in templates}
+    if options.total is not None and _short_of_total(chosen, generator.reports, options):
+        for compiled in templates:  # those held below their cap by their share choose again, up to it
+            if len(chosen[compiled.id]) == limits[compiled.id] < options.per_template:
+                chosen[compiled.id] = generator.template(compiled, rows[compiled.id], options.per_template)
     if options.per_category is not None:
         _cap_categories(chosen, generator.reports, options.per_category)
     if options.total is not None:
@@ -366,10 +372,21 @@ class _Generator:
                 rows[request.template_id, cap], self.cut[request.template_id, cap] = table, cut
         return rows
 
-    def template(self, compiled: CompiledTemplate, table: pa.Table | None) -> list[dict]:
-        """The template's questions from its candidate rows (None: it has no episodes)."""
+    def limit(self, compiled: CompiledTemplate) -> int:
+        """How many questions the template chooses (and renders): its cap, or with --total twice the
+        shortest list `mix` makes that holds what it aims at on each side (the final cut takes its share
+        of each side from it). Twice: an aim is set from the first round's rows, and where a template
+        gives less than it aimed at, the others' margin makes up for it."""
+        o = self.options
+        if o.total is None or compiled.id not in self.aims:
+            return o.per_template
+        return min(o.per_template, 2 * _mix_length(*self.aims[compiled.id], o.adversarial_ratio, o.per_template))
+
+    def template(self, compiled: CompiledTemplate, table: pa.Table | None, limit: int) -> list[dict]:
+        """At most `limit` questions of the template from its candidate rows (None: it has no episodes)."""
         o = self.options
         report = self.reports[compiled.id]
+        report.render_errors, report.render_error, report.invalid = 0, "", []  # a template may choose again
         if table is None:
             report.limited_by = "no episodes"
             return []
@@ -385,9 +402,10 @@ class _Generator:
         maker = RecordMaker(compiled, self.episodes, o.horizon, o.seed, self.jinja_env)
         with self.timer.phase("render"):
             chosen = mix(self._records(maker, answerable, report), self._records(maker, adversarial, report),
-                         o.adversarial_ratio, o.per_template)
+                         o.adversarial_ratio, limit)
         _count(report, chosen)
-        report.limited_by = "template cap" if len(chosen) == o.per_template else "candidates"
+        report.limited_by = ("template cap" if len(chosen) == o.per_template else
+                             "set size" if len(chosen) == limit else "candidates")
         return chosen
 
     def _per_template(self, compiled: CompiledTemplate) -> tuple[int, int]:
@@ -439,6 +457,26 @@ def _by_cap(rows: pa.Table | None, caps: tuple[int, ...]) -> dict[int, tuple[pa.
             for cap in caps}
 
 
+def _mix_length(answerable: int, adversarial: int, ratio: float, most: int) -> int:
+    """The length of the shortest list `mix` makes at `ratio`, both sides plentiful, that holds
+    `answerable` and `adversarial` items; at most `most`.
+
+    >>> _mix_length(8, 2, 0.2, 100), _mix_length(8, 4, 0.2, 100), _mix_length(3, 0, 0.2, 100), _mix_length(1, 1, 1.0, 9)
+    (10, 18, 4, 9)
+    """
+    length = answerable + adversarial
+    while length < most and (nearest(ratio * length) < adversarial or length - nearest(ratio * length) < answerable):
+        length += 1
+    return min(length, most)
+
+
+def _short_of_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport], options: Options) -> bool:
+    """Whether the questions chosen make fewer than --total, or fewer false premises than its ratio asks."""
+    kept = _set_shares(_sizes(chosen), options.total, options.adversarial_ratio, reports).values()
+    return (sum(a + b for a, b in kept) < options.total
+            or sum(b for _, b in kept) < nearest(options.adversarial_ratio * options.total))
+
+
 def _usable(rows: pa.Table) -> tuple[int, int]:
     """How many rows are answerable candidates, and how many adversarial ones with a false premise."""
     adversarial = sum(rows.column("adversarial").to_pylist())
@@ -457,9 +495,7 @@ def _cap_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport]
     near as the candidates allow), each side shared evenly among the categories, then among the envs of a
     category, then among its templates; each template keeps a prefix of each side of its list. Rounding
     per template would lose the false premises of a small set (one question a template: none)."""
-    sizes = {t: (sum(not r["adversarial"] for r in records), sum(r["adversarial"] for r in records))
-             for t, records in chosen.items()}
-    kept = _set_shares(sizes, total, ratio, reports)
+    kept = _set_shares(_sizes(chosen), total, ratio, reports)
     for template_id, records in chosen.items():
         left = dict(zip((False, True), kept[template_id]))
         cut = []
@@ -471,6 +507,12 @@ def _cap_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport]
             chosen[template_id] = cut
             _count(reports[template_id], cut)
             reports[template_id].limited_by = "set size"
+
+
+def _sizes(chosen: dict[str, list[dict]]) -> dict[str, tuple[int, int]]:
+    """Each template's questions: how many answerable, how many adversarial."""
+    return {t: (sum(not r["adversarial"] for r in records), sum(r["adversarial"] for r in records))
+            for t, records in chosen.items()}
 
 
 def _set_shares(sizes: dict[str, tuple[int, int]], total: int, ratio: float,
