@@ -70,9 +70,7 @@ def _renamed(sql: str, names: dict[str, str]) -> str:
 
 def _ctes(ir: TemplateIR, nodes: list[Node]) -> list[tuple[str, str, bool]]:
     """The horizon cuts and `nodes`, as (name, body, fence)."""
-    ctes = [("qtc_horizon", f"SELECT COALESCE(TRY_CAST(getvariable({sql_string(HORIZON_VARIABLE)}) AS BIGINT), "
-                            f"{NO_HORIZON}) AS n", False)]
-    ctes += [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()]
+    ctes = [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()]
     return ctes + [(node.name, node.sql, node.fence) for node in nodes]
 
 
@@ -80,30 +78,35 @@ def _with(ctes: list[tuple[str, str, bool]]) -> str:
     return "WITH " + ",\n".join(f"{name} AS {'MATERIALIZED ' if fence else ''}(\n  {body}\n)" for name, body, fence in ctes)
 
 
+# The horizon, N or (unset) no end: DuckDB reads the variable as a constant when it binds the statement, so
+# the cuts below are plain filters (a subquery of a CTE holding it planned a join into every table read:
+# 4% of a small statement's CPU, bench in /work/helpers/perf-notes.md session 8).
+HORIZON = f"COALESCE(TRY_CAST(getvariable({sql_string(HORIZON_VARIABLE)}) AS BIGINT), {NO_HORIZON})"
+
 _KNOWN_ROOMS = (f"FROM {schema.JERICHO_ROOMS.sql_name} r "
-                f"WHERE coalesce(r.{schema.JERICHO_ROOMS.known_from}, 0) <= (SELECT n FROM qtc_horizon)")
+                f"WHERE coalesce(r.{schema.JERICHO_ROOMS.known_from}, 0) <= {HORIZON}")
 
 
 def horizon_cut(table: schema.Table) -> str:
     """A table as seen at the horizon: the steps up to it, and an episode that ran past it as cut there."""
     if table == schema.EPISODES:  # by value: a library read from the cache holds copies of the tables
-        return ("SELECT * REPLACE (least(n_steps, h.n) AS n_steps, "
-                "CASE WHEN n_steps > h.n THEN 'horizon' ELSE ended_by END AS ended_by, "
-                "CASE WHEN death_step <= h.n THEN death_step END AS death_step, "
-                "CASE WHEN death_step <= h.n THEN death_cause END AS death_cause) FROM episodes, qtc_horizon h")
+        return (f"SELECT * REPLACE (least(n_steps, {HORIZON}) AS n_steps, "
+                f"CASE WHEN n_steps > {HORIZON} THEN 'horizon' ELSE ended_by END AS ended_by, "
+                f"CASE WHEN death_step <= {HORIZON} THEN death_step END AS death_step, "
+                f"CASE WHEN death_step <= {HORIZON} THEN death_cause END AS death_cause) FROM episodes")
     if table.known_from:  # a table without steps: the rows known by the horizon (schema.Column.known_from)
         if table == schema.JERICHO_ROOMS:  # numbered among the rooms entered by then
             return f"SELECT r.* REPLACE ({horizon_display_name_sql('r')} AS display_name) {_KNOWN_ROOMS}"
-        return f"SELECT r.* FROM {table.sql_name} r WHERE coalesce(r.{table.known_from}, 0) <= (SELECT n FROM qtc_horizon)"
+        return f"SELECT r.* FROM {table.sql_name} r WHERE coalesce(r.{table.known_from}, 0) <= {HORIZON}"
     if table == schema.EVENTS:  # a room's events name it as the rooms entered by then do
         kinds = ", ".join(sql_string(kind) for kind in ROOM_KINDS)
         return (f"SELECT e.* REPLACE (coalesce(n.display_name, e.subject) AS subject) FROM events e LEFT JOIN ("
                 f"SELECT r.episode_id, r.display_name AS recorded, {horizon_display_name_sql('r')} AS display_name "
                 f"{_KNOWN_ROOMS}) n ON n.episode_id = e.episode_id AND n.recorded = e.subject AND e.kind IN ({kinds}) "
-                f"WHERE e.step <= (SELECT n FROM qtc_horizon)")
+                f"WHERE e.step <= {HORIZON}")
     if table.horizon_ends:
-        ends = ", ".join(f"least({name}, (SELECT n FROM qtc_horizon)) AS {name}" for name in table.horizon_ends)
-        return f"SELECT * REPLACE ({ends}) FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"
+        ends = ", ".join(f"least({name}, {HORIZON}) AS {name}" for name in table.horizon_ends)
+        return f"SELECT * REPLACE ({ends}) FROM {table.sql_name} WHERE step <= {HORIZON}"
     if table.has_step:
-        return f"SELECT * FROM {table.sql_name} WHERE step <= (SELECT n FROM qtc_horizon)"
+        return f"SELECT * FROM {table.sql_name} WHERE step <= {HORIZON}"
     return f"SELECT * FROM {table.sql_name}"
