@@ -36,21 +36,35 @@ def names_object(text: str | None, name: str) -> bool:
     >>> names_object("Opening the bag reveals a clove of garlic.", "clove of garlic")
     True
     """
-    wanted = _words(name)
-    if not wanted:
-        return False
+    return bool(named(text, name_index([name])))
+
+
+def name_index(names: Iterable[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """Names with their words (`words`), by first word, for `named`; a name without words names nothing."""
+    index: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for name in dict.fromkeys(names):
+        wanted = words(name)
+        if wanted:
+            index.setdefault(wanted[0], []).append((name, wanted))
+    return index
+
+
+def named(text: str | None, index: Mapping[str, list[tuple[str, tuple[str, ...]]]]) -> set[str]:
+    """The names of a `name_index` that a text names (`names_object`).
+
+    >>> sorted(named("A brass lantern and a lamp.", name_index(["brass lantern", "lamp", "brass key"])))
+    ['brass lantern', 'lamp']
+    """
+    # The store asks this of every step's text for every thing of the tree: a name is compared only where
+    # its first word stands in the text, and only names whose first word the text holds at all.
     found, places = _indexed(text)
-    return any(found[i:i + len(wanted)] == wanted for i in places.get(wanted[0], ()))
-
-
-# The store asks of every step's text whether it names each object of the tree: each text and name is
-# split into words once, not once an object, and a text's words are indexed by where each stands, so
-# that a name is compared only where its first word does.
-_words = functools.lru_cache(maxsize=4096)(words)
+    return {name for first in places.keys() & index.keys() for name, wanted in index[first]
+            if any(found[i:i + len(wanted)] == wanted for i in places[first])}
 
 
 @functools.lru_cache(maxsize=4096)
 def _indexed(text: str | None) -> tuple[tuple[str, ...], dict[str, list[int]]]:
+    """A text's words, and where each word stands in them."""
     found = words(text)
     places: dict[str, list[int]] = {}
     for i, word in enumerate(found):
@@ -76,13 +90,18 @@ def room_objects(parents: Mapping[int, int], room: int, player: int) -> list[int
     return sorted(num for num in parents if in_room(parents, num, room, player))
 
 
-def present(parents: Mapping[int, int], player: int, room: int, names: Mapping[int, str | None],
-            things: Iterable[str]) -> list[int]:
-    """The things in the player's room with the tree `parents` (object -> parent), seen or not: inside
-    `room` at any depth, not carried, a thing by name. A thing never present was surely never seen."""
+def thing_objects(names: Mapping[int, str | None], things: Iterable[str]) -> list[int]:
+    """The objects of a tree (`names`: object -> name) whose name is a thing of the game (`things`), in
+    number order: the only ones `present`, `mentioned` or sighted. Most objects of a tree are no thing
+    (rooms, scenery)."""
     things = set(things)
-    # The name first: it is the cheaper test, and most objects of a tree are no thing (rooms, scenery).
-    return [num for num in sorted(parents) if names.get(num) in things and in_room(parents, num, room, player)]
+    return sorted(num for num, name in names.items() if name in things)
+
+
+def present(parents: Mapping[int, int], player: int, room: int, things: Iterable[int]) -> list[int]:
+    """The thing objects (`thing_objects`) in the player's room with the tree `parents` (object -> parent),
+    seen or not: inside `room` at any depth, not carried. A thing never present was surely never seen."""
+    return [num for num in things if in_room(parents, num, room, player)]
 
 
 def carried(parents: Mapping[int, int], num: int, player: int) -> bool:
@@ -90,17 +109,17 @@ def carried(parents: Mapping[int, int], num: int, player: int) -> bool:
     return num != player and in_room(parents, num, player, 0)
 
 
-def mentioned(parents: Mapping[int, int], player: int, text: str | None, names: Mapping[int, str | None],
-              things: Iterable[str]) -> list[int]:
-    """The things of the game the text names that the player does not carry, wherever they are."""
-    things = set(things)
-    return [num for num in sorted(parents) if names.get(num) in things and names_object(text, names[num])
-            and not carried(parents, num, player)]
+def mentioned(parents: Mapping[int, int], player: int, named_names: set[str], things: Iterable[int],
+              names: Mapping[int, str | None]) -> list[int]:
+    """The thing objects whose name the text names (`named_names`, of `named`) that the player does not
+    carry, wherever they are."""
+    return [num for num in things if names[num] in named_names and not carried(parents, num, player)]
 
 
-def sighted(present_things: Iterable[int], text: str | None, names: Mapping[int, str | None]) -> list[int]:
-    """The objects sighted after the game printed `text`: the things present (`present`) that it names."""
-    return [num for num in present_things if names_object(text, names[num])]
+def sighted(present_things: Iterable[int], named_names: set[str], names: Mapping[int, str | None]) -> list[int]:
+    """The objects sighted after the game printed a text: the things present (`present`) whose name it
+    names (`named_names`, of `named`)."""
+    return [num for num in present_things if names[num] in named_names]
 
 
 def introduced_steps(names: Iterable[str], steps: Iterable[tuple[int, str | None, str | None]]) -> dict[str, int]:
@@ -111,12 +130,17 @@ def introduced_steps(names: Iterable[str], steps: Iterable[tuple[int, str | None
     ...                  [(0, None, "A small leaflet."), (4, "get egg", "Taken.")])
     {'leaflet': 0, 'jewel-encrusted egg': 4}
     """
-    pending = {name: frozenset(words(name)) for name in names}
+    order = {name: i for i, name in enumerate(dict.fromkeys(names))}
+    index = name_index(order)
+    by_word: dict[str, list[str]] = {}
+    for name in order:
+        for word in set(words(name)):
+            by_word.setdefault(word, []).append(name)
     introduced: dict[str, int] = {}
     for step, command, text in steps:
-        typed = object_words(command) if command else frozenset()
-        for name, name_words in list(pending.items()):
-            if name_words & typed or names_object(text, name):
-                introduced[name] = step
-                del pending[name]
+        met = named(text, index)
+        for word in object_words(command) if command else ():
+            met.update(by_word.get(word, ()))
+        for name in sorted(met.difference(introduced), key=order.__getitem__):
+            introduced[name] = step
     return introduced

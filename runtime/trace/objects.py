@@ -19,7 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from qtc.dsl import room_names
-from qtc.dsl.sightings import introduced_steps, mentioned, present, sighted
+from qtc.dsl.sightings import introduced_steps, mentioned, name_index, named, present, sighted, thing_objects
 
 if TYPE_CHECKING:
     from .format import TraceText
@@ -83,15 +83,18 @@ def sightings(steps: pa.Table, traces: dict[int, TraceText], things: dict[str, l
         states = [(0, header["initial"]["observation"], header["initial"]["room"]),
                   *((row["step"], row["obs_after"], row["room_after"])
                     for row in sorted(by_episode[header["episode_id"]], key=lambda row: row["step"]))]
+        player = objects["player"]
+        thing_nums = thing_objects(names, things.get(header["game"], []))
+        index = name_index(names[num] for num in thing_nums)
         last_room: dict[int, int] = {}
         for step, text, room in states:
             parents.update({move["object"]: move["parent"] for move in moves[step]})
-            game_things = things.get(header["game"], [])
-            here = present(parents, objects["player"], room, names, game_things)
+            here = present(parents, player, room, thing_nums)
+            named_names = named(text, index)
             rows["things_present"] += [(header["episode_id"], step, num, names[num], room) for num in here]
             rows["mentions"] += [(header["episode_id"], step, num, names[num], room)
-                                 for num in mentioned(parents, objects["player"], text, names, game_things)]
-            for num in sighted(here, text, names):
+                                 for num in mentioned(parents, player, named_names, thing_nums, names)]
+            for num in sighted(here, named_names, names):
                 rows["sightings"].append((header["episode_id"], step, num, names[num], room,
                                           num in last_room and last_room[num] != room))
                 last_room[num] = room
