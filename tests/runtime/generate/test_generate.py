@@ -30,6 +30,7 @@ from qtc.dsl.reference.evaluator import cut_to_horizon, read_tables
 from qtc.dsl.conventions import words
 from qtc.dsl.library import load_library
 from qtc.dsl.render import make_environment
+from qtc.runtime.generate import run
 from qtc.runtime.generate.run import STANDARD_LIBRARY
 from qtc.runtime.generate.records import EpisodeInfo, RecordMaker
 from qtc.runtime.generate.sampling import nearest
@@ -251,6 +252,18 @@ def test_total_alone_caps_a_template_by_its_share_only(tmp_path, crafter_trace_d
     reports = {t["template_id"]: t for t in summary_of(out)["templates"]}
     assert reports["crafter.t"]["candidates_per_episode"] == 4 * 75
     assert summary_of(out)["options"]["max_per_template"] == 150
+
+
+def test_a_set_short_of_its_total_chooses_again_up_to_the_caps(tmp_path, trace_dirs, monkeypatch):
+    """With --total, a template renders only what its share needs (`limit`); where the set then falls
+    short, the templates held at their limit choose again up to their cap, and the set is the one that
+    choosing up to the cap everywhere makes (a `mix` list is a prefix of any longer one)."""
+    sets = []
+    for limit in (lambda self, compiled: 1, lambda self, compiled: self.options.per_template):
+        monkeypatch.setattr(run._Generator, "limit", limit)
+        out = tmp_path / f"qa{len(sets)}.jsonl"
+        sets.append((generate(out, trace_dirs, *SAMPLE, "--total", "40", "--quiet"), summary_of(out)))
+    assert sets[0] == sets[1] and len(sets[0][0]) == 40
 
 
 def test_no_false_premise_names_a_thing_met_by_name(tmp_path, trace_dirs, trace_db):
