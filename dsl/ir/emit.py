@@ -80,7 +80,7 @@ def _with(ctes: list[tuple[str, str, bool]]) -> str:
 
 # The horizon, N or (unset) no end: DuckDB reads the variable as a constant when it binds the statement, so
 # the cuts below are plain filters (a subquery of a CTE holding it planned a join into every table read:
-# 4% of a small statement's CPU, bench in /work/helpers/perf-notes.md session 8).
+# 4% of a small statement's CPU on five Jericho walkthroughs: docs/speed.md, sixth session).
 HORIZON = f"COALESCE(TRY_CAST(getvariable({sql_string(HORIZON_VARIABLE)}) AS BIGINT), {NO_HORIZON})"
 
 _KNOWN_ROOMS = (f"FROM {schema.JERICHO_ROOMS.sql_name} r "

@@ -307,7 +307,7 @@ class _Generator:
         somewhere) and templates that give what their rows hold (a side the cap cut nowhere): a
         template draws for its share, not for a cap the total never lets it fill, and the share of a
         template short of candidates goes to the others."""
-        caps = {compiled.id: self._per_template(compiled) for compiled in asked}
+        caps = {compiled.id: self._cap_by_side(compiled) for compiled in asked}
         if self.options.total is None:
             self.aims = caps
             return
@@ -408,7 +408,7 @@ class _Generator:
                              "set size" if len(chosen) == limit else "candidates")
         return chosen
 
-    def _per_template(self, compiled: CompiledTemplate) -> tuple[int, int]:
+    def _cap_by_side(self, compiled: CompiledTemplate) -> tuple[int, int]:
         """The template's cap on questions as answerable and adversarial ones, split as `mix` splits it."""
         o = self.options
         if not compiled.checked.template.adversarials:
