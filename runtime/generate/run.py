@@ -38,7 +38,7 @@ from qtc.runtime.arrow import rows_where
 
 from .records import EpisodeInfo, InvalidRecord, RecordMaker
 from .runners import OnDone, Rows, Runner, open_runner
-from .sampling import mix, nearest, seeded_key, share, spread_over_episodes
+from .sampling import Mix, nearest, seeded_key, share, spread_over_episodes
 from .shards import Request
 
 STANDARD_LIBRARY = Path(qtc.templates.__file__).parent
@@ -214,10 +214,11 @@ def generate(options: Options, on_progress: Callable[[int, int], None] | None = 
     limits = {compiled.id: generator.limit(compiled) for compiled in templates}
     chosen = {compiled.id: generator.template(compiled, rows.get(compiled.id), limits[compiled.id])
               for compiled in templates}
-    if options.total is not None and _short_of_total(chosen, generator.reports, options):
-        for compiled in templates:  # those held below their cap by their share choose again, up to it
-            if len(chosen[compiled.id]) == limits[compiled.id] < options.per_template:
-                chosen[compiled.id] = generator.template(compiled, rows[compiled.id], options.per_template)
+    if options.total is not None:
+        while again := _choose_again(chosen, generator.reports, options):
+            for template_id in again:
+                limits[template_id] = min(options.per_template, 2 * limits[template_id] or 1)
+                chosen[template_id] = generator.choose(template_id, limits[template_id])
     if options.per_category is not None:
         _cap_categories(chosen, generator.reports, options.per_category)
     if options.total is not None:
@@ -251,6 +252,7 @@ class _Generator:
         # Jinja compiles a template on every from_string call; a question text is compiled once.
         self.jinja_env.from_string = functools.lru_cache(maxsize=None)(self.jinja_env.from_string)
         self.reports: dict[str, TemplateReport] = {}
+        self.mixes: dict[str, Mix] = {}  # each template's list of questions, drawn as far as it is read
         self.first_caps: dict[str, int] = {}  # each template's cap on bindings per episode before any raise
         # What each template's candidates aim at, answerable and adversarial: its cap on questions, or with
         # --total its share of the total (_aim).
@@ -302,7 +304,7 @@ class _Generator:
 
     def _aim(self, asked: list[CompiledTemplate], rows: Rows) -> None:
         """Set what each template's candidates aim at (`aims`). Without --total, its cap on questions,
-        split as `mix` splits it. With --total, its share of the total, shared as `_cap_total` shares
+        split as `Mix` splits it. With --total, its share of the total, shared as `_cap_total` shares
         the questions, among templates that may give that cap (not run yet, or a side its cap cut
         somewhere) and templates that give what their rows hold (a side the cap cut nowhere): a
         template draws for its share, not for a cap the total never lets it fill, and the share of a
@@ -373,12 +375,13 @@ class _Generator:
         return rows
 
     def limit(self, compiled: CompiledTemplate) -> int:
-        """How many questions the template chooses (and renders): its cap, or with --total twice the
-        shortest list `mix` makes that holds what it aims at on each side (the final cut takes its share
-        of each side from it). Twice: an aim is set from the first round's rows, and where a template
-        gives less than it aimed at, the others' margin makes up for it."""
+        """How many questions the template chooses (and renders) at first: its cap, or with --total (and no
+        --per-category) twice the shortest list `Mix` makes that holds what it aims at on each side (the
+        final cut takes its share of each side from it): an aim is set from the first round's rows, and
+        where a template gives less than it aimed at, the others' margin makes up for it. A template
+        whose list proves too short chooses again (`_choose_again`), so the limit changes no question."""
         o = self.options
-        if o.total is None or compiled.id not in self.aims:
+        if o.total is None or o.per_category is not None or compiled.id not in self.aims:
             return o.per_template
         return min(o.per_template, 2 * _mix_length(*self.aims[compiled.id], o.adversarial_ratio, o.per_template))
 
@@ -386,7 +389,6 @@ class _Generator:
         """At most `limit` questions of the template from its candidate rows (None: it has no episodes)."""
         o = self.options
         report = self.reports[compiled.id]
-        report.render_errors, report.render_error, report.invalid = 0, "", []  # a template may choose again
         if table is None:
             report.limited_by = "no episodes"
             return []
@@ -400,16 +402,24 @@ class _Generator:
         report.episodes_without_candidates = sorted(set(self.episodes_of(compiled))
                                                     - {row["episode_id"] for row in answerable})
         maker = RecordMaker(compiled, self.episodes, o.horizon, o.seed, self.jinja_env)
+        self.mixes[compiled.id] = Mix(self._records(maker, answerable, report),
+                                      self._records(maker, adversarial, report), o.adversarial_ratio)
+        return self.choose(compiled.id, limit)
+
+    def choose(self, template_id: str, limit: int) -> list[dict]:
+        """The first `limit` questions of the template's list (and one more is drawn below its cap, to
+        tell a list the limit cut from one that ends there)."""
+        report = self.reports[template_id]
         with self.timer.phase("render"):
-            chosen = mix(self._records(maker, answerable, report), self._records(maker, adversarial, report),
-                         o.adversarial_ratio, limit)
+            drawn = self.mixes[template_id].first(limit if limit == self.options.per_template else limit + 1)
+        chosen = drawn[:limit]
         _count(report, chosen)
-        report.limited_by = ("template cap" if len(chosen) == o.per_template else
-                             "set size" if len(chosen) == limit else "candidates")
+        report.limited_by = ("template cap" if len(chosen) == self.options.per_template else
+                             "set size" if len(drawn) > limit else "candidates")
         return chosen
 
     def _cap_by_side(self, compiled: CompiledTemplate) -> tuple[int, int]:
-        """The template's cap on questions as answerable and adversarial ones, split as `mix` splits it."""
+        """The template's cap on questions as answerable and adversarial ones, split as `Mix` splits it."""
         o = self.options
         if not compiled.checked.template.adversarials:
             return o.per_template, 0
@@ -458,7 +468,7 @@ def _by_cap(rows: pa.Table | None, caps: tuple[int, ...]) -> dict[int, tuple[pa.
 
 
 def _mix_length(answerable: int, adversarial: int, ratio: float, most: int) -> int:
-    """The length of the shortest list `mix` makes at `ratio`, both sides plentiful, that holds
+    """The length of the shortest list `Mix` makes at `ratio`, both sides plentiful, that holds
     `answerable` and `adversarial` items; at most `most`.
 
     >>> _mix_length(8, 2, 0.2, 100), _mix_length(8, 4, 0.2, 100), _mix_length(3, 0, 0.2, 100), _mix_length(1, 1, 1.0, 9)
@@ -470,11 +480,20 @@ def _mix_length(answerable: int, adversarial: int, ratio: float, most: int) -> i
     return min(length, most)
 
 
-def _short_of_total(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport], options: Options) -> bool:
-    """Whether the questions chosen make fewer than --total, or fewer false premises than its ratio asks."""
-    kept = _set_shares(_sizes(chosen), options.total, options.adversarial_ratio, reports).values()
-    return (sum(a + b for a, b in kept) < options.total
-            or sum(b for _, b in kept) < nearest(options.adversarial_ratio * options.total))
+def _choose_again(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport], options: Options) -> list[str]:
+    """The templates whose list their limit cut (`limit`: below the cap) and of which the set takes the
+    whole of a side that has more candidates: more questions on that side could change the set.
+
+    More questions on a side the set takes only part of cannot: a share smaller than its size does not
+    grow with it, and as one template gives more, the shares of the others only shrink. So choosing
+    again, at twice the limit, until no template is left makes the set that choosing up to the caps
+    makes: the limit saves rendering, and never changes a question."""
+    sizes = _sizes(chosen)
+    kept = _set_shares(sizes, options.total, options.adversarial_ratio, reports)
+    return [template_id for template_id, report in reports.items()
+            if report.limited_by == "set size"
+            and any(taken == size < candidates for taken, size, candidates
+                    in zip(kept[template_id], sizes[template_id], (report.candidates, report.adversarial_candidates)))]
 
 
 def _usable(rows: pa.Table) -> tuple[int, int]:
@@ -545,7 +564,7 @@ def _spread(sizes: dict[str, int], count: int, reports: dict[str, TemplateReport
 def _cap_categories(chosen: dict[str, list[dict]], reports: dict[str, TemplateReport], per_category: int) -> None:
     """Cut each category to `per_category` questions, shared evenly among its templates.
 
-    Each template keeps a prefix of its list, which holds the adversarial ratio (sampling.mix)."""
+    Each template keeps a prefix of its list, which holds the adversarial ratio (sampling.Mix)."""
     by_category: dict[str, dict[str, int]] = defaultdict(dict)
     for template_id, records in chosen.items():
         by_category[reports[template_id].category][template_id] = len(records)

@@ -58,33 +58,46 @@ def spread_over_episodes(items: Iterable[Item], episode_of: Callable[[Item], str
         yield from layer
 
 
-def mix(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float, limit: int) -> list[Item]:
-    """At most `limit` items, drawn in order from both iterators; every prefix of n items holds at
-    most round(ratio * n) adversarial ones, and exactly that many while they last (so a shorter prefix,
-    cut by a later cap, keeps the ratio as nearly as its length allows).
+class Mix:
+    """One list drawn in order from two iterators, answerable and adversarial items: every prefix of n
+    items holds at most round(ratio * n) adversarial ones, and exactly that many while they last (so a
+    prefix, cut by a later cap, keeps the ratio as nearly as its length allows).
 
-    It stops when the next item would have to be adversarial beyond the ratio and no answerable one is
-    left: a template short of answerable questions is not filled up with false premises.
+    The list ends when the next item would have to be adversarial beyond the ratio and no answerable one
+    is left: a template short of answerable questions is not filled up with false premises. It is drawn
+    only as far as it is read, and a longer read extends the same list.
 
-    >>> "".join(mix(iter("ABCDEF"), iter("xyz"), 0.25, 8)), "".join(mix(iter("AB"), iter("xyz"), 0.5, 8))
+    >>> "".join(Mix(iter("ABCDEF"), iter("xyz"), 0.25).first(8)), "".join(Mix(iter("AB"), iter("xyz"), 0.5).first(8))
     ('AxBCDyEF', 'xAyBz')
     """
-    chosen: list[Item] = []
-    adversarial_count = 0
-    adversarial_left = True
-    while len(chosen) < limit:
-        if adversarial_left and adversarial_count + 1 <= nearest(ratio * (len(chosen) + 1)):
-            item = next(adversarial, None)
-            if item is not None:
-                chosen.append(item)
-                adversarial_count += 1
-                continue
-            adversarial_left = False
-        item = next(answerable, None)
-        if item is None:
-            break
-        chosen.append(item)
-    return chosen
+
+    def __init__(self, answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float):
+        self.items: list[Item] = []
+        self._rest = self._drawn(answerable, adversarial, ratio)
+
+    def first(self, n: int) -> list[Item]:
+        """The list's first `n` items (fewer where it ends sooner)."""
+        self.items.extend(itertools.islice(self._rest, max(0, n - len(self.items))))
+        return self.items[:n]
+
+    @staticmethod
+    def _drawn(answerable: Iterator[Item], adversarial: Iterator[Item], ratio: float) -> Iterator[Item]:
+        drawn = adversarial_count = 0
+        adversarial_left = True
+        while True:
+            if adversarial_left and adversarial_count + 1 <= nearest(ratio * (drawn + 1)):
+                item = next(adversarial, None)
+                if item is not None:
+                    drawn += 1
+                    adversarial_count += 1
+                    yield item
+                    continue
+                adversarial_left = False
+            item = next(answerable, None)
+            if item is None:
+                return
+            drawn += 1
+            yield item
 
 
 def nearest(value: float) -> int:
@@ -99,17 +112,24 @@ def nearest(value: float) -> int:
 def share(sizes: dict[str, int], total: int) -> dict[str, int]:
     """Split `total` among the keys as evenly as it goes, none above its size (water-filling).
 
-    Smaller keys are served first, and what they leave goes to the larger ones; the remainder of an
-    uneven split goes to the last keys in (size, key) order, so the split is fixed by its inputs.
+    Smaller keys are served first, and what they leave goes to the larger ones, which get an even
+    share each; the remainder of an uneven split goes one each to the last of them in key order. So
+    the split is fixed by its inputs, and a key that takes less than its size would take the same
+    share, and leave the others the same, however much larger it were.
 
-    >>> share({"a": 1, "b": 5, "c": 5}, 8), share({"a": 2, "b": 2}, 9)
-    ({'a': 1, 'b': 3, 'c': 4}, {'a': 2, 'b': 2})
+    >>> share({"a": 1, "b": 5, "c": 5}, 8), share({"a": 2, "b": 2}, 9), share({"a": 9, "b": 3, "c": 3}, 8)
+    ({'a': 1, 'b': 3, 'c': 4}, {'a': 2, 'b': 2}, {'a': 2, 'b': 3, 'c': 3})
     """
     shares = {}
     left = total
     ordered = sorted(sizes, key=lambda key: (sizes[key], key))
     for position, key in enumerate(ordered):
         fair = left // (len(ordered) - position)
-        shares[key] = min(sizes[key], fair)
-        left -= shares[key]
+        if sizes[key] > fair:  # this key and the larger ones take `fair` each, and the remainder
+            larger = sorted(ordered[position:])
+            remainder = left - fair * len(larger)
+            shares |= {other: fair + (index >= len(larger) - remainder) for index, other in enumerate(larger)}
+            return shares
+        shares[key] = sizes[key]
+        left -= sizes[key]
     return shares

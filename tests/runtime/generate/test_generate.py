@@ -254,16 +254,18 @@ def test_total_alone_caps_a_template_by_its_share_only(tmp_path, crafter_trace_d
     assert summary_of(out)["options"]["max_per_template"] == 150
 
 
-def test_a_set_short_of_its_total_chooses_again_up_to_the_caps(tmp_path, trace_dirs, monkeypatch):
-    """With --total, a template renders only what its share needs (`limit`); where the set then falls
-    short, the templates held at their limit choose again up to their cap, and the set is the one that
-    choosing up to the cap everywhere makes (a `mix` list is a prefix of any longer one)."""
+def test_the_limit_on_what_a_template_renders_changes_no_question(tmp_path, trace_dirs, monkeypatch):
+    """With --total, a template renders at first only what its share needs (`limit`) and chooses again
+    where the set could take more of it; the set and its summary are those that choosing up to the cap
+    everywhere makes, whatever the first limit (a `Mix` list is a prefix of any longer one, and a share
+    below its size does not grow with the size: sampling.share)."""
     sets = []
-    for limit in (lambda self, compiled: 1, lambda self, compiled: self.options.per_template):
+    for limit in (lambda self, compiled: self.options.per_template, lambda self, compiled: 1,
+                  lambda self, compiled: 3, run._Generator.limit):
         monkeypatch.setattr(run._Generator, "limit", limit)
         out = tmp_path / f"qa{len(sets)}.jsonl"
         sets.append((generate(out, trace_dirs, *SAMPLE, "--total", "40", "--quiet"), summary_of(out)))
-    assert sets[0] == sets[1] and len(sets[0][0]) == 40
+    assert all(made == sets[0] for made in sets) and len(sets[0][0]) == 40
 
 
 def test_no_false_premise_names_a_thing_met_by_name(tmp_path, trace_dirs, trace_db):
