@@ -18,6 +18,7 @@ from qtc.dsl.ast import walk
 from qtc.dsl.check import CheckedTemplate
 from qtc.dsl.conventions import ORDINALS, words_sql
 from qtc.dsl.functions import FUNCTIONS
+from qtc.dsl.functions.rows import Nth
 from qtc.dsl.sql import ident, sql_literal, sql_string
 
 from .nodes import CARD_DEMAND, CARD_N, CARD_NW, Node, Unsupported
@@ -429,12 +430,35 @@ class ExprLowerer:
 
     def _scalar_Field(self, e: A.Field, row):
         if isinstance(e.base.ty, T.Row):
+            picked = self._picked_column(e)
+            if picked is not None:
+                return picked
             name = self.row(e.base)
             return S(f"{name}.{ident(e.name)}", (name,))
         if e.base.ty == T.DISPLACEMENT:
             base = self.scalar(e.base, row)
             return combine(f"({base.sql}).{e.name}", base)
         raise Unsupported("a field of a relation as a scalar")
+
+    def _picked_column(self, e: A.Field) -> S | None:
+        """`nth(rel, k).column` (and first, last): the column's values over the relation's rows in its
+        order, as one list per binding of the relation's key, indexed by k (list_extract is nth's rule:
+        from the end for k < 0, null past either end or for k = 0). The list is a column of the
+        relation's aggregate node, with its count and every other aggregate over the same rows: no rows
+        ranked, no row node. None for another row, or an order that reads another relation."""
+        call = e.base
+        while isinstance(call, A.Name) and call.ref[0] == "let":
+            call = self.lets[call.name].expr
+        if not (isinstance(call, A.Call) and isinstance(nth := FUNCTIONS[call.function], Nth)):
+            return None
+        rel = self.relation(call.args[0])
+        try:
+            order = self.order_sql(rel)
+        except Unsupported:
+            return None
+        values = self.aggregate(self.row_from(rel, rel.key), f"list(t.{ident(e.name)} ORDER BY {order})")
+        k = S(str(nth.k)) if nth.k is not None else self.scalar(call.args[1], None)
+        return combine(f"list_extract({values.sql}, {k.sql})", values, k)
 
     def _scalar_Index(self, e: A.Index, row):
         base, index = self.scalar(e.base, row), self.scalar(e.index, row)
