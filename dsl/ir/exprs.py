@@ -82,6 +82,9 @@ class ExprLowerer:
             return SCOPE
         if self.source is None:
             raise Unsupported("a keyed value outside any binding context")
+        source = self._by_name[self.source]
+        if source.op == "sample" and set(key) == set(source.key):
+            return self.source  # sampled bindings are distinct: the demand of every parameter is the sample
         cached = ("demand", self.source, key)
         if cached not in self._cache:
             cols = ", ".join(["episode_id", *map(pcol, key)])
@@ -145,8 +148,16 @@ class ExprLowerer:
         return ", ".join(f"{alias}.{ident(name)}" for name, _ in rel.rtype.columns)
 
     def _where(self, e: A.Where) -> RelRef:
+        frm, base = self._where_from(e, ())
+        name = self.add("rel", "relation", frm.key, f"SELECT {key_columns('c', frm.key)}, {self.columns(base)} "
+                        f"{frm.render()}", CARD_DEMAND if frm.key else CARD_N, f"{base.rtype.name} where ...", fence=True)
+        return RelRef(name, frm.key, base.rtype, base.order)
+
+    def _where_from(self, e: A.Where, key: tuple[str, ...]) -> tuple[From, RelRef]:
+        """The rows `t` of `base | where condition` for each binding of `key` and the parameters they read
+        (the context `c`), and the base relation."""
         base = self.relation(e.base)
-        key = self.keyed(base.key, self.fp(e.condition))
+        key = self.keyed(key, base.key, self.fp(e.condition))
         conjuncts = _conjuncts(e.condition)
         frm = From(self.context(key), key)
         driving = next((c for c in conjuncts if self._token_driven(base, c)), None)
@@ -175,9 +186,7 @@ class ExprLowerer:
             s = self.scalar(conjunct, row=base)
             self.with_scalar(frm, s)
             frm.wheres.append(s.sql)
-        name = self.add("rel", "relation", key, f"SELECT {key_columns('c', key)}, {self.columns(base)} {frm.render()}",
-                        CARD_DEMAND if key else CARD_N, f"{base.rtype.name} where ...", fence=True)
-        return RelRef(name, key, base.rtype, base.order)
+        return frm, base
 
     def _step_bounds(self, conjuncts: list[A.Expr]) -> tuple[S, S] | None:
         """The bounds of a conjunct `step in low..high` whose bounds read the bindings alone (no column, no
@@ -292,6 +301,11 @@ class ExprLowerer:
             frm.add(f"JOIN {episodes} qg ON qg.episode_id = c.episode_id",
                     f"JOIN {vocab} t ON t.game = qg.game AND t.kind = {sql_string(e.name)}")
             return Bag(frm, "t.value", "NULL", key)
+        if isinstance(e, A.Field) and isinstance(e.base, A.Where):
+            # A column of rows a condition picks, read where they are picked: no relation node (a domain's
+            # values, a bag a value is looked for in) holding the rows only to read one column of them.
+            frm, base = self._where_from(e.base, key)
+            return Bag(frm, f"t.{ident(e.name)}", "t.step" if base.rtype.has_step else "NULL", frm.key)
         if isinstance(e, A.Field):
             rel = self.relation(e.base)
             return Bag(self.row_from(rel, key), f"t.{ident(e.name)}", "t.step" if rel.rtype.has_step else "NULL", key)
