@@ -144,6 +144,16 @@ class ExprLowerer:
         frm.add(f"JOIN {rel.source} t ON {key_match('t', rel.key)}")
         return frm
 
+    def rows_of(self, e: A.Expr) -> tuple[From, RelRef]:
+        """The rows `t` of a relation expression for each binding of the parameters it reads (the context
+        `c`), and its relation: a condition's rows read where they are picked (no relation node holding
+        them for one reader; a let's relation, which several read, is its node's)."""
+        if isinstance(e, A.Where):
+            frm, base = self._where_from(e, ())
+            return frm, RelRef(base.source, frm.key, base.rtype, base.order)
+        rel = self.relation(e)
+        return self.row_from(rel, rel.key), rel
+
     def columns(self, rel: RelRef, alias: str = "t") -> str:
         return ", ".join(f"{alias}.{ident(name)}" for name, _ in rel.rtype.columns)
 
@@ -465,12 +475,12 @@ class ExprLowerer:
             call = self.lets[call.name].expr
         if not (isinstance(call, A.Call) and isinstance(nth := FUNCTIONS[call.function], Nth)):
             return None
-        rel = self.relation(call.args[0])
+        frm, rel = self.rows_of(call.args[0])
         try:
             order = self.order_sql(rel)
         except Unsupported:
             return None
-        values = self.aggregate(self.row_from(rel, rel.key), f"list(t.{ident(e.name)} ORDER BY {order})")
+        values = self.aggregate(frm, f"list(t.{ident(e.name)} ORDER BY {order})")
         k = S(str(nth.k)) if nth.k is not None else self.scalar(call.args[1], None)
         return combine(f"list_extract({values.sql}, {k.sql})", values, k)
 
