@@ -21,7 +21,7 @@ from qtc.dsl.functions import FUNCTIONS
 from qtc.dsl.functions.rows import Nth
 from qtc.dsl.sql import ident, sql_literal, sql_string
 
-from .nodes import CARD_DEMAND, CARD_N, CARD_NW, Node, Unsupported
+from .nodes import CARD_DEMAND, CARD_N, CARD_NW, CARD_PRODUCT, Node, Unsupported
 from .sql import SCOPE, Bag, From, RelRef, S, combine, key_columns, key_match, pcol
 
 # Tables whose rows are one per step, so that (episode, step) finds the row a token index row belongs to.
@@ -83,8 +83,8 @@ class ExprLowerer:
         if self.source is None:
             raise Unsupported("a keyed value outside any binding context")
         source = self._by_name[self.source]
-        if source.op == "sample" and set(key) == set(source.key):
-            return self.source  # sampled bindings are distinct: the demand of every parameter is the sample
+        if source.op in ("sample", "component") and source.card != CARD_PRODUCT and set(key) == set(source.key):
+            return self.source  # distinct bindings already: the demand of all their parameters is themselves
         cached = ("demand", self.source, key)
         if cached not in self._cache:
             cols = ", ".join(["episode_id", *map(pcol, key)])
@@ -144,15 +144,16 @@ class ExprLowerer:
         frm.add(f"JOIN {rel.source} t ON {key_match('t', rel.key)}")
         return frm
 
-    def rows_of(self, e: A.Expr) -> tuple[From, RelRef]:
-        """The rows `t` of a relation expression for each binding of the parameters it reads (the context
-        `c`), and its relation: a condition's rows read where they are picked (no relation node holding
-        them for one reader; a let's relation, which several read, is its node's)."""
-        if isinstance(e, A.Where):
-            frm, base = self._where_from(e, ())
+    def rows_of(self, e: A.Expr, key: tuple[str, ...] = ()) -> tuple[From, RelRef]:
+        """The rows `t` of a relation expression for each binding of `key` and the parameters it reads
+        (the context `c`), and its relation. The rows a condition picks are read where they are picked,
+        by an aggregate, a domain or a bag: no relation node holding them for each reader to read."""
+        where = self.lets[e.name].expr if isinstance(e, A.Name) and e.ref[0] == "let" else e
+        if isinstance(where, A.Where):
+            frm, base = self._where_from(where, key)
             return frm, RelRef(base.source, frm.key, base.rtype, base.order)
         rel = self.relation(e)
-        return self.row_from(rel, rel.key), rel
+        return self.row_from(rel, self.keyed(key, rel.key)), rel
 
     def columns(self, rel: RelRef, alias: str = "t") -> str:
         return ", ".join(f"{alias}.{ident(name)}" for name, _ in rel.rtype.columns)
@@ -311,14 +312,9 @@ class ExprLowerer:
             frm.add(f"JOIN {episodes} qg ON qg.episode_id = c.episode_id",
                     f"JOIN {vocab} t ON t.game = qg.game AND t.kind = {sql_string(e.name)}")
             return Bag(frm, "t.value", "NULL", key)
-        if isinstance(e, A.Field) and isinstance(e.base, A.Where):
-            # A column of rows a condition picks, read where they are picked: no relation node (a domain's
-            # values, a bag a value is looked for in) holding the rows only to read one column of them.
-            frm, base = self._where_from(e.base, key)
-            return Bag(frm, f"t.{ident(e.name)}", "t.step" if base.rtype.has_step else "NULL", frm.key)
         if isinstance(e, A.Field):
-            rel = self.relation(e.base)
-            return Bag(self.row_from(rel, key), f"t.{ident(e.name)}", "t.step" if rel.rtype.has_step else "NULL", key)
+            frm, rel = self.rows_of(e.base, key)
+            return Bag(frm, f"t.{ident(e.name)}", "t.step" if rel.rtype.has_step else "NULL", key)
         if isinstance(e, A.Name) and e.ref[0] == "let":
             return self.bag(self.lets[e.name].expr, key)
         if isinstance(e, A.Binary) and e.op == "-":
