@@ -1,6 +1,6 @@
 """How lets lower (dsl/ir/exprs.py): a picked row's column (`nth(rel, k).column`, first, last) is a list
 column of the relation's aggregate node indexed by k, beside the count and every other aggregate over
-the same rows; a condition's rows read by one node are read where they are picked; a node keyed by every
+the same rows; the rows a condition picks are read by the nodes that read them; a node keyed by every
 parameter reads the sampled bindings themselves. The differential tests check their answers on every
 template; these check the shape, and that list_extract is nth's rule."""
 
@@ -28,7 +28,7 @@ def test_a_picked_column_is_an_aggregate_column_not_a_ranked_row():
     assert "list_extract(" in answerable.sql and ", -1)" in answerable.sql
 
 
-def test_nodes_keyed_by_every_parameter_read_the_sample_and_a_relation_node_has_readers_of_rows():
+def test_nodes_keyed_by_every_parameter_read_the_sample_and_rows_are_read_where_picked():
     ir = ir_of("events.count_between")
     every = set(ir.params)
     assert not [n for n in ir.nodes if n.op == "demand" and set(n.key) == every]
