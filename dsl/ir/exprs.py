@@ -4,7 +4,10 @@ The key of whatever an expression computes is the set of parameters it reads (it
 through the lets it names). A relation, row or aggregate is computed for the distinct bindings of its
 key that are asked for (its demand: the sampled bindings, or the bindings of earlier parameters while
 parameters are enumerated), never for the product; a scalar reads the keyed nodes it needs through
-joins on the key, so no correlated subquery is ever emitted.
+joins on the key, so no correlated subquery is ever emitted. The rows a condition picks are read by
+the node that reads them (an aggregate, a domain, a bag; a relation node holds them only for a node
+that picks among them in turn), and a column of the k-th row is an element of a list aggregated over
+them, beside their count.
 """
 
 from __future__ import annotations
