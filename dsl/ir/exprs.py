@@ -5,8 +5,8 @@ through the lets it names). A relation, row or aggregate is computed for the dis
 key that are asked for (its demand: the sampled bindings, or the bindings of earlier parameters while
 parameters are enumerated), never for the product; a scalar reads the keyed nodes it needs through
 joins on the key, so no correlated subquery is ever emitted. The rows a condition picks are read by
-the node that reads them (an aggregate, a domain, a bag; a relation node holds them only for a node
-that picks among them in turn), and a column of the k-th row is an element of a list aggregated over
+the node that reads them (an aggregate, a domain, a bag; a relation node holds them where they are
+read as rows: the base of another condition, a row function), and a column of the k-th row is an element of a list aggregated over
 them, beside their count.
 """
 
