@@ -6,8 +6,8 @@ key that are asked for (its demand: the sampled bindings, or the bindings of ear
 parameters are enumerated), never for the product; a scalar reads the keyed nodes it needs through
 joins on the key, so no correlated subquery is ever emitted. The rows a condition picks are read by
 the node that reads them (an aggregate, a domain, a bag; a relation node holds them where they are
-read as rows: the base of another condition, a row function), and a column of the k-th row is an element of a list aggregated over
-them, beside their count.
+read as rows: the base of another condition, a row function), and a column of the k-th row is an
+element of a list aggregated over them, beside their count.
 """
 
 from __future__ import annotations
