@@ -22,8 +22,7 @@ RUNS_COLUMNS = (("start", T.STEP), ("end", T.STEP), ("length", T.INTEGER))
 def coalesced_count(lo, call, form: str) -> S:
     """How many rows the relation has per key, as a column of its aggregate node (computed once with
     every other aggregate over the same rows), put in `form`."""
-    rel = lo.relation(call.args[0])
-    n = lo.aggregate(lo.row_from(rel, rel.key), "count(*)")
+    n = lo.aggregate(lo.rows_of(call.args[0])[0], "count(*)")
     return combine(form.format(n=n.sql), n)
 
 

@@ -4,7 +4,10 @@ The key of whatever an expression computes is the set of parameters it reads (it
 through the lets it names). A relation, row or aggregate is computed for the distinct bindings of its
 key that are asked for (its demand: the sampled bindings, or the bindings of earlier parameters while
 parameters are enumerated), never for the product; a scalar reads the keyed nodes it needs through
-joins on the key, so no correlated subquery is ever emitted.
+joins on the key, so no correlated subquery is ever emitted. The rows a condition picks are read by
+the node that reads them (an aggregate, a domain, a bag; a relation node holds them where they are
+read as rows: the base of another condition, a row function), and a column of the k-th row is an
+element of a list aggregated over them, beside their count.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from qtc.dsl.ast import walk
 from qtc.dsl.check import CheckedTemplate
 from qtc.dsl.conventions import ORDINALS, words_sql
 from qtc.dsl.functions import FUNCTIONS
+from qtc.dsl.functions.rows import Nth
 from qtc.dsl.sql import ident, sql_literal, sql_string
 
-from .nodes import CARD_DEMAND, CARD_N, CARD_NW, Node, Unsupported
+from .nodes import CARD_DEMAND, CARD_N, CARD_NW, CARD_PRODUCT, Node, Unsupported
 from .sql import SCOPE, Bag, From, RelRef, S, combine, key_columns, key_match, pcol
 
 # Tables whose rows are one per step, so that (episode, step) finds the row a token index row belongs to.
@@ -81,6 +85,9 @@ class ExprLowerer:
             return SCOPE
         if self.source is None:
             raise Unsupported("a keyed value outside any binding context")
+        source = self._by_name[self.source]
+        if source.op in ("sample", "component") and source.card != CARD_PRODUCT and set(key) == set(source.key):
+            return self.source  # distinct bindings already: the demand of all their parameters is themselves
         cached = ("demand", self.source, key)
         if cached not in self._cache:
             cols = ", ".join(["episode_id", *map(pcol, key)])
@@ -140,12 +147,31 @@ class ExprLowerer:
         frm.add(f"JOIN {rel.source} t ON {key_match('t', rel.key)}")
         return frm
 
+    def rows_of(self, e: A.Expr, key: tuple[str, ...] = ()) -> tuple[From, RelRef]:
+        """The rows `t` of a relation expression for each binding of `key` and the parameters it reads
+        (the context `c`), and its relation. The rows a condition picks are read where they are picked,
+        by an aggregate, a domain or a bag: no relation node holding them for each reader to read."""
+        where = self.lets[e.name].expr if isinstance(e, A.Name) and e.ref[0] == "let" else e
+        if isinstance(where, A.Where):
+            frm, base = self._where_from(where, key)
+            return frm, RelRef(base.source, frm.key, base.rtype, base.order)
+        rel = self.relation(e)
+        return self.row_from(rel, self.keyed(key, rel.key)), rel
+
     def columns(self, rel: RelRef, alias: str = "t") -> str:
         return ", ".join(f"{alias}.{ident(name)}" for name, _ in rel.rtype.columns)
 
     def _where(self, e: A.Where) -> RelRef:
+        frm, base = self._where_from(e, ())
+        name = self.add("rel", "relation", frm.key, f"SELECT {key_columns('c', frm.key)}, {self.columns(base)} "
+                        f"{frm.render()}", CARD_DEMAND if frm.key else CARD_N, f"{base.rtype.name} where ...", fence=True)
+        return RelRef(name, frm.key, base.rtype, base.order)
+
+    def _where_from(self, e: A.Where, key: tuple[str, ...]) -> tuple[From, RelRef]:
+        """The rows `t` of `base | where condition` for each binding of `key` and the parameters they read
+        (the context `c`), and the base relation."""
         base = self.relation(e.base)
-        key = self.keyed(base.key, self.fp(e.condition))
+        key = self.keyed(key, base.key, self.fp(e.condition))
         conjuncts = _conjuncts(e.condition)
         frm = From(self.context(key), key)
         driving = next((c for c in conjuncts if self._token_driven(base, c)), None)
@@ -174,9 +200,7 @@ class ExprLowerer:
             s = self.scalar(conjunct, row=base)
             self.with_scalar(frm, s)
             frm.wheres.append(s.sql)
-        name = self.add("rel", "relation", key, f"SELECT {key_columns('c', key)}, {self.columns(base)} {frm.render()}",
-                        CARD_DEMAND if key else CARD_N, f"{base.rtype.name} where ...", fence=True)
-        return RelRef(name, key, base.rtype, base.order)
+        return frm, base
 
     def _step_bounds(self, conjuncts: list[A.Expr]) -> tuple[S, S] | None:
         """The bounds of a conjunct `step in low..high` whose bounds read the bindings alone (no column, no
@@ -292,8 +316,8 @@ class ExprLowerer:
                     f"JOIN {vocab} t ON t.game = qg.game AND t.kind = {sql_string(e.name)}")
             return Bag(frm, "t.value", "NULL", key)
         if isinstance(e, A.Field):
-            rel = self.relation(e.base)
-            return Bag(self.row_from(rel, key), f"t.{ident(e.name)}", "t.step" if rel.rtype.has_step else "NULL", key)
+            frm, rel = self.rows_of(e.base, key)
+            return Bag(frm, f"t.{ident(e.name)}", "t.step" if rel.rtype.has_step else "NULL", key)
         if isinstance(e, A.Name) and e.ref[0] == "let":
             return self.bag(self.lets[e.name].expr, key)
         if isinstance(e, A.Binary) and e.op == "-":
@@ -429,12 +453,35 @@ class ExprLowerer:
 
     def _scalar_Field(self, e: A.Field, row):
         if isinstance(e.base.ty, T.Row):
+            picked = self._picked_column(e)
+            if picked is not None:
+                return picked
             name = self.row(e.base)
             return S(f"{name}.{ident(e.name)}", (name,))
         if e.base.ty == T.DISPLACEMENT:
             base = self.scalar(e.base, row)
             return combine(f"({base.sql}).{e.name}", base)
         raise Unsupported("a field of a relation as a scalar")
+
+    def _picked_column(self, e: A.Field) -> S | None:
+        """`nth(rel, k).column` (and first, last): the column's values over the relation's rows in its
+        order, as one list per binding of the relation's key, indexed by k (list_extract is nth's rule:
+        from the end for k < 0, null past either end or for k = 0). The list is a column of the
+        relation's aggregate node, with its count and every other aggregate over the same rows: no rows
+        ranked, no row node. None for another row, or an order that reads another relation."""
+        call = e.base
+        while isinstance(call, A.Name) and call.ref[0] == "let":
+            call = self.lets[call.name].expr
+        if not (isinstance(call, A.Call) and isinstance(nth := FUNCTIONS[call.function], Nth)):
+            return None
+        frm, rel = self.rows_of(call.args[0])
+        try:
+            order = self.order_sql(rel)
+        except Unsupported:
+            return None
+        values = self.aggregate(frm, f"list(t.{ident(e.name)} ORDER BY {order})")
+        k = S(str(nth.k)) if nth.k is not None else self.scalar(call.args[1], None)
+        return combine(f"list_extract({values.sql}, {k.sql})", values, k)
 
     def _scalar_Index(self, e: A.Index, row):
         base, index = self.scalar(e.base, row), self.scalar(e.index, row)

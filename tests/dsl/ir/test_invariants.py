@@ -50,7 +50,8 @@ def test_a_step_range_joins_its_own_steps_and_a_primitive_is_called_once_per_arg
     calling = [n for n in ir.nodes if "qtc_nearest_distance(" in n.sql]
     assert [n.op for n in calling] == ["values"] and "SELECT DISTINCT" in calling[0].sql
     readers = [n for n in ir.nodes if calling[0].name in n.inputs]
-    assert {n.op for n in readers} == {"relation", "row"}  # the require's relation and argmin's row
+    # the require's exists (an aggregate over the rows its condition picks) and argmin's row
+    assert {n.op for n in readers} == {"aggregate", "row"}
 
 
 def test_the_primitive_check_can_fail():
