@@ -133,13 +133,17 @@ class RoomGraph:
         answer is shared: callers must not change it)."""
         if not self.has(room):
             return []
-        if (room, length) not in self._walks:
-            if length == 0:
-                walks = [[]]
-            else:  # a room's exits in direction order, each followed by the end's walks (sorted): sorted
-                walks = [[direction, *rest] for direction, end in self._exits_resolved().get(room, ())
-                         for rest in self.walks(end, length - 1)]
-            self._walks[room, length] = walks
+        exits = self._exits_resolved()
+        reached = [{room}]  # the rooms each number of moves reaches from `room`
+        for _ in range(length):
+            reached.append({end for current in reached[-1] for _, end in exits.get(current, ())})
+        for moves, rooms in enumerate(reversed(reached)):  # the shortest walks first, without recursion
+            for current in rooms:
+                if (current, moves) not in self._walks:
+                    # its exits in direction order, each followed by its end's walks (sorted): sorted
+                    self._walks[current, moves] = [[]] if moves == 0 else [
+                        [direction, *rest] for direction, end in exits.get(current, ())
+                        for rest in self._walks[end, moves - 1]]
         return self._walks[room, length]
 
     def _exits_resolved(self) -> dict[int, list[tuple[str, int]]]:

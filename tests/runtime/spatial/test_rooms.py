@@ -98,6 +98,12 @@ def test_walks_of_a_graph_that_grows():
     assert graph.walks(1, 1) == [] and graph.walks(2, 1) == [["down"]]
 
 
+def test_long_walks_round_a_cycle():
+    """A walk may be longer than Python's recursion limit: round and round two rooms."""
+    graph = RoomGraph.from_moves([1], [(1, "east", 2), (2, "west", 1)])
+    assert graph.walks(1, 1201) == [["east", "west"] * 600 + ["east"]]
+
+
 def test_recorded_zork1_paths_against_brute_force(trace_db):
     episode, = trace_db.execute("SELECT episode_id FROM episodes WHERE env = 'jericho'").fetchall()[0]
     steps = trace_db.execute("SELECT step, room_before, direction, room_after, moved FROM jericho_steps "
