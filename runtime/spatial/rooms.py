@@ -6,7 +6,7 @@ CONVENTIONS.md, section Space. Where the graph cannot decide, a method returns N
 
 The graph only grows, so an episode's graph is built once (`RoomHistory`), each room, move and exit
 kept with the version of the graph that added it; the graph before any step is that one structure
-read up to its version, and each version's distances are searched once per room.
+read up to its version, and each version's distances and walks are searched once per room.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ class RoomGraph:
     failures: dict[tuple[int, str], int] = field(default_factory=dict)  # (room, direction) tried in vain -> version
     version: float = math.inf
     _distances: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
+    _walks: dict[tuple[int, int], list[list[str]]] = field(default_factory=dict, repr=False, compare=False)
+    _resolved: dict[int, list[tuple[str, int]]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_moves(cls, rooms: list[int], moves: list[tuple[int, str | None, int]],
@@ -53,6 +55,8 @@ class RoomGraph:
     def add_room(self, room: int, version: int = 0) -> None:
         self.rooms.setdefault(room, version)
         self._distances.clear()
+        self._walks.clear()
+        self._resolved = None
 
     def add_move(self, before: int, direction: str | None, after: int, version: int = 0) -> None:
         self.add_room(before, version)
@@ -64,6 +68,7 @@ class RoomGraph:
     def add_failure(self, room: int, direction: str, version: int = 0) -> None:
         self.add_room(room, version)
         self.failures.setdefault((room, direction), version)
+        self._resolved = None
 
     def as_of(self, version: int) -> "RoomGraph":
         """The graph as it was at an earlier version: the same rooms and moves, read up to it."""
@@ -124,17 +129,33 @@ class RoomGraph:
         return room
 
     def walks(self, room: int, length: int) -> list[list[str]]:
-        """Every sequence of `length` directions that `follow` can resolve from `room`, sorted."""
-        resolved: dict[int, list[tuple[str, int]]] = {}
-        for start, direction in self.exits:
-            end = self._end(start, direction)
-            if end is not None:
-                resolved.setdefault(start, []).append((direction, end))
-        walks: list[tuple[list[str], int]] = [([], room)] if self.has(room) else []
+        """Every sequence of `length` directions that `follow` can resolve from `room`, sorted (the
+        answer is shared: callers must not change it)."""
+        if not self.has(room):
+            return []
+        exits = self._exits_resolved()
+        reached = [{room}]  # the rooms each number of moves reaches from `room`
         for _ in range(length):
-            walks = [(path + [direction], end) for path, current in walks
-                     for direction, end in resolved.get(current, ())]
-        return sorted(path for path, _ in walks)
+            reached.append({end for current in reached[-1] for _, end in exits.get(current, ())})
+        for moves, rooms in enumerate(reversed(reached)):  # the shortest walks first, without recursion
+            for current in rooms:
+                if (current, moves) not in self._walks:
+                    # its exits in direction order, each followed by its end's walks (sorted): sorted
+                    self._walks[current, moves] = [[]] if moves == 0 else [
+                        [direction, *rest] for direction, end in exits.get(current, ())
+                        for rest in self._walks[end, moves - 1]]
+        return self._walks[room, length]
+
+    def _exits_resolved(self) -> dict[int, list[tuple[str, int]]]:
+        """room -> (direction, end) of each exit `_end` resolves from it, by direction (found once per version)."""
+        if self._resolved is None:
+            resolved: dict[int, list[tuple[str, int]]] = {}
+            for start, direction in self.exits:
+                end = self._end(start, direction)
+                if end is not None:
+                    resolved.setdefault(start, []).append((direction, end))
+            self._resolved = {start: sorted(ends) for start, ends in resolved.items()}
+        return self._resolved
 
     def closer(self, source: int, first: int, second: int) -> int | None:
         """Whichever of two rooms is fewer moves from `source`; None on a tie or if either is unreachable."""

@@ -53,7 +53,7 @@ def test_graph_matches_brute_force(attempts, stays, k):
         expected = sum(1 for b in rooms if b != a and distance[a, b] <= k) if a in rooms else None
         assert graph.rooms_within(a, k) == expected
         named = sorted({d for _, d, _ in moves if d is not None})
-        for length in (1, 2):
+        for length in (3, 2, 1, 0):  # longest first: the shorter ones are then read from what it found
             expected_walks = sorted(list(p) for p in itertools.product(named, repeat=length)
                                     if brute_follow(attempts, a, p) is not None) if a in rooms else []
             assert graph.walks(a, length) == expected_walks
@@ -86,6 +86,22 @@ def test_hand_drawn_graph():
     assert graph.walks(1, 2) == [["west", "down"], ["west", "east"]]
     assert graph.closer(2, 3, 4) == 3  # the Cellar is one move from the Living room, the Yard two
     assert graph.closer(2, 1, 3) is None  # a tie: both one move away
+
+
+def test_walks_of_a_graph_that_grows():
+    """A graph's walks are found once, and found again after a room, a move or a failure is added."""
+    graph = RoomGraph.from_moves([1], [(1, "west", 2)])
+    assert graph.walks(1, 1) == [["west"]] and graph.walks(1, 2) == []
+    graph.add_move(2, "down", 3)
+    assert graph.walks(1, 2) == [["west", "down"]]
+    graph.add_failure(1, "west")  # an exit that once failed cannot be followed
+    assert graph.walks(1, 1) == [] and graph.walks(2, 1) == [["down"]]
+
+
+def test_long_walks_round_a_cycle():
+    """A walk may be longer than Python's recursion limit: round and round two rooms."""
+    graph = RoomGraph.from_moves([1], [(1, "east", 2), (2, "west", 1)])
+    assert graph.walks(1, 1201) == [["east", "west"] * 600 + ["east"]]
 
 
 def test_recorded_zork1_paths_against_brute_force(trace_db):
