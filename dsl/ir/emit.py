@@ -12,7 +12,7 @@ from qtc.dsl.events import ROOM_KINDS
 from qtc.dsl.room_names import horizon_display_name_sql
 from qtc.dsl.sql import sql_string
 
-from .nodes import Node, TemplateIR, read_by
+from .nodes import CARD_PRODUCT, Node, TemplateIR, read_by
 from .sql import HORIZON_VARIABLE, NO_HORIZON
 
 SAMPLING_NOTES = {"every": "every binding", "domain": "sampled (domain draws, qtc_max_candidates per episode)",
@@ -25,7 +25,27 @@ def emit(ir: TemplateIR, checked: CheckedTemplate) -> str:
     header = (f"-- qtc template {ir.template_id} ({checked.env}, {checked.category}, answer {checked.answer_type}); "
               f"{SAMPLING_NOTES[ir.sampling]}\n-- from {template.path}; horizon: SET VARIABLE {HORIZON_VARIABLE} = N; "
               f"(unset: whole episodes)\n" + "".join(f"-- calls Python primitive {call}\n" for call in ir.primitive_calls))
-    return f"{header}{_with(_ctes(ir, ir.nodes))}\n{ir.final};\n"
+    ctes = [(name, body, fence and _fence_kept(name, ir)) for name, body, fence in _ctes(ir, ir.nodes)]
+    return f"{header}{_with(ctes)}\n{ir.final};\n"
+
+
+# The nodes whose fence stands when one node reads them: the cardinality fences (the sample and what it
+# is numbered or keyed by, the demand, a product of parameter domains and what it joins), without which
+# DuckDB's estimates let it join before it cuts (inlined, the keyed domain of the long Crafter episode's
+# closest_step_in_range product cost it 30%), and the indexes.
+KEPT_FENCES = ("scope", "index", "sample", "demand")
+
+
+def _fence_kept(name: str, ir: TemplateIR) -> bool:
+    """Whether a fenced node stays MATERIALIZED in the statement: a cardinality fence or an index, or a
+    node read more than once. A node read once is inlined by DuckDB where it is not marked: its fence
+    only cost a materialisation (docs/speed.md)."""
+    node = ir.node(name)
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    readers = [n for n in ir.nodes if n.name != name and word.search(n.sql)]
+    if node.op in KEPT_FENCES or node.card == CARD_PRODUCT or any(n.card == CARD_PRODUCT for n in readers):
+        return True
+    return len(word.findall(ir.final)) + sum(len(word.findall(n.sql)) for n in readers) > 1
 
 
 @dataclass(frozen=True)

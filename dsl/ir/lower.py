@@ -38,7 +38,7 @@ from qtc.dsl.sql import ident, sql_string
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR, read_by
 from .sample import (MIN_CAP_COLUMN, SEED_SQL, cut_sql, domain_sample_sql, frame_sql, kcol, keyed_top_n_sql, numbered_sql,
-                     pair_starts_sql, positions_sql, sample_sql, value_key, value_keys_sql)
+                     pair_starts_sql, positions_sql, sample_sql, sizes_sql, value_key, value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
@@ -62,7 +62,7 @@ class _Lowering:
         self.lo = ExprLowerer(checked)
         self.params = {p.name: p for p in self.template.params}
         self.carried_keys: dict[str, set[str]] = {}  # component node -> parameters whose value keys its rows carry
-        self.numbered: dict[str, list[str]] = {}  # sample node -> its numbered components (domain draws)
+        self.sizes: dict[str, str] = {}  # sample node -> the sizes of its numbered components (domain draws)
         self.degenerate = degenerate_kinds(self.template)
         self.pairs: dict[str, tuple[str, tuple[int, int]]] = {}  # frame component -> its domain and bounds
         # component node -> its first parameter's bindings, where that parameter's condition reads no
@@ -232,7 +232,9 @@ class _Lowering:
         numbered = None
         if self.sampling == "domain" and order and (linear or crossed):
             numbered = [self._numbered(node, group) for node, group in zip(components, groups)]
-            sql = domain_sample_sql(numbered, order, stream)
+            sizes = self.lo.add("size", "sample", (), sizes_sql([name for name, _, _ in numbered]), CARD_ONE,
+                                f"sizes of the components ({side})", fence=True)
+            sql = domain_sample_sql(numbered, sizes, order, stream)
         elif self.sampling == "domain" and order:
             carried = set().union(*(self.carried_keys.get(node, set()) for node in components))
             keys = {p: self._value_keys(p, domains[p]) for p in order if p not in carried}
@@ -243,7 +245,7 @@ class _Lowering:
         sample = self.lo.add(f"s_{side}_", "sample", tuple(order), sql, "O(cap)" if capped else CARD_PRODUCT,
                              f"sampled bindings ({side})", fence=True)
         if numbered is not None:
-            self.numbered[sample] = [name for name, _, _ in numbered]
+            self.sizes[sample] = sizes
         return sample
 
     def _numbered(self, node: str, group: list[str]) -> tuple[str, list[str], str | None]:
@@ -452,14 +454,10 @@ class _Lowering:
         """The rows saying where the cap cut a sample (lower's `cut`), after the candidates."""
         if not self.cut or self.sampling == "every":
             return ""
-        rows = []
-        for adversarial, group in ((False, sides[:1]), (True, sides[1:])):
-            if group:
-                node = self.lo.add("cut", "assemble", (), cut_sql([(s.sample, self.numbered.get(s.sample))
-                                                                   for s in group]), CARD_ONE,
-                                   f"the caps that cut a sample ({'false premises' if adversarial else 'answerable'})")
-                rows.append(f"SELECT {str(adversarial).upper()} AS adversarial, qtc_cap AS {CUT_COLUMN} FROM {node}")
-        return "".join(f" UNION ALL BY NAME {row}" for row in rows)
+        groups = [(str(adversarial).upper(), [(s.sample, self.sizes.get(s.sample)) for s in group])
+                  for adversarial, group in ((False, sides[:1]), (True, sides[1:])) if group]
+        node = self.lo.add("cut", "assemble", (), cut_sql(groups), CARD_ONE, "the caps that cut a sample, by side")
+        return f" UNION ALL BY NAME SELECT adversarial, qtc_cap AS {CUT_COLUMN} FROM {node}"
 
 
     def _distractors(self, candidates: str, choices: A.Choices, names: str | None) -> str:

@@ -47,6 +47,7 @@ MIN_CAP_COLUMN = "qtc_min_cap"
 DRAWS_PER_CAP, EXTRA_DRAWS = 8, 64  # domain draws make at most DRAWS_PER_CAP x cap + EXTRA_DRAWS draws
 SEED_SQL = f"COALESCE(getvariable({sql_string(SEED_VARIABLE)}), 0)"
 MAX_TOP_N = 1_000_000  # DuckDB's min_by(x, order, n) takes n below this
+EVERY_CAP = 9223372036854775807  # a bound above every cap
 
 
 ORDERS = ("domain", "compat")
@@ -130,26 +131,28 @@ def positions_sql(domain: str) -> str:
     return f"SELECT episode_id, v, row_number() {_over()} - 1 AS qtc_pos FROM {domain}"
 
 
-def _sizes(numbered: list[str]) -> tuple[str, str]:
-    """The episodes with the size of each numbered component (qtc_n0, qtc_n1, ...), and their product."""
+def sizes_sql(numbered: list[str]) -> str:
+    """The episodes with the size of each numbered component (qtc_n0, qtc_n1, ...) and their product
+    (qtc_N): the episodes with bindings to draw."""
     sizes = " JOIN ".join(f"(SELECT episode_id, any_value(qtc_n) AS qtc_n{i} FROM {name} GROUP BY episode_id)"
                           + (" USING (episode_id)" if i else "") for i, name in enumerate(numbered))
-    return sizes, " * ".join(f"qtc_n{i}" for i in range(len(numbered)))
+    product = " * ".join(f"qtc_n{i}" for i in range(len(numbered)))
+    return (f"SELECT *, CASE WHEN {product} > (1::BIGINT << {MAX_PRODUCT_BITS}) THEN error('more than "
+            f"2^{MAX_PRODUCT_BITS} bindings in one episode: too many to sample') ELSE {product} END AS qtc_N "
+            f"FROM {sizes}")
 
 
-def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], params: list[str], stream: str) -> str:
+def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], sizes: str, params: list[str],
+                      stream: str) -> str:
     """The first `cap` bindings of each episode in the seeded permutation of its product's indexes;
     `numbered` are the components, each with its parameters and None where numbered_sql numbered it, or,
-    for the pairs of a frame (pair_starts_sql), its domain's values numbered (positions_sql); `stream`
-    names the template and side, so each draws its own permutation."""
-    sizes, product = _sizes([name for name, _, _ in numbered])
+    for the pairs of a frame (pair_starts_sql), its domain's values numbered (positions_sql); `sizes` their
+    sizes (sizes_sql); `stream` names the template and side, so each draws its own permutation."""
     kept = ", ".join(f"qtc_n{i}" for i in range(len(numbered)))
     # h: half the bits of the permutation's domain 2^2h >= N (the float log2 corrected where it is short).
     bits = "CAST(ceil(log2(qtc_N)) AS BIGINT)"
     halves = (f"SELECT episode_id, {kept}, qtc_N, greatest(1, (qtc_b + 1) // 2) AS qtc_h FROM (SELECT *, {bits} + "
-              f"CASE WHEN (1::BIGINT << {bits}) < qtc_N THEN 1 ELSE 0 END AS qtc_b FROM (SELECT *, "
-              f"CASE WHEN {product} > (1::BIGINT << {MAX_PRODUCT_BITS}) THEN error('more than 2^{MAX_PRODUCT_BITS} "
-              f"bindings in one episode: too many to sample') ELSE {product} END AS qtc_N FROM {sizes}))")
+              f"CASE WHEN (1::BIGINT << {bits}) < qtc_N THEN 1 ELSE 0 END AS qtc_b FROM {sizes})")
     draws = (f"SELECT *, unnest(range(0, least(1::BIGINT << (2 * qtc_h), {DRAWS_PER_CAP} * {CAP_SQL} + "
              f"{EXTRA_DRAWS}))) AS qtc_j "
              f"FROM ({halves})")
@@ -185,29 +188,36 @@ def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], params:
     return f"SELECT {', '.join(columns)} FROM (SELECT *, {indexes} FROM ({chosen})) d {' '.join(joins)}"
 
 
-def cut_sql(samples: list[tuple[str, list[str] | None]]) -> str:
-    """The caps of CAPS_SQL (each at most the statement's cap) that cut the sample of some episode on any
-    of these sides, each a sample node with its numbered components (domain draws) or None (a top-N,
-    or the window sort), one row (qtc_cap) each: a larger cap would draw bindings these lack. Uncut,
+def cut_sql(groups: list[tuple[str, list[tuple[str, str | None]]]]) -> str:
+    """The caps of CAPS_SQL (each at most the statement's cap) that cut the sample of some episode on one
+    of a group's sides, one row (adversarial, qtc_cap) each. Each group is its adversarial flag (SQL) and
+    its sides, each a sample node with the sizes of its numbered components (domain draws, sizes_sql) or
+    None (a top-N, or the window sort): a cut cap is one at which a larger cap would draw bindings the sample lacks. Uncut,
     every binding is drawn, so a larger cap draws the very same (the run need not be made again with
-    one). A top-N kept fewer than the cap only when it kept them all; domain draws kept them all when
-    they kept N, the product of the component sizes (fewer than the cap is not enough: the draws may
-    run out, with a probability below 2^-20). The sample at each cap is read from MIN_CAP_COLUMN."""
-    caps = f"(SELECT unnest({CAPS_SQL}) AS qtc_cap)"
-    tests = []
-    for sample, numbered in samples:
-        kept = (f"(SELECT s.episode_id, l.qtc_cap, count(*) AS qtc_kept FROM {sample} s JOIN {caps} l "
-                f"ON s.{MIN_CAP_COLUMN} <= l.qtc_cap GROUP BY ALL)")
-        if numbered is None:
-            tests.append(f"SELECT qtc_cap FROM {kept} WHERE qtc_kept >= qtc_cap")
-        else:
-            sizes, product = _sizes(numbered)
-            tests.append(f"SELECT l.qtc_cap FROM {caps} l CROSS JOIN (SELECT * FROM {sizes}) z LEFT JOIN {kept} s "
-                         f"ON s.episode_id = z.episode_id AND s.qtc_cap = l.qtc_cap "
-                         f"WHERE coalesce(s.qtc_kept, 0) < {product}")
-    if not tests:
-        return "SELECT NULL::BIGINT AS qtc_cap WHERE FALSE"
-    return f"SELECT DISTINCT qtc_cap FROM ({' UNION ALL '.join(tests)})"
+    one). The sample at a cap c is its rows with MIN_CAP_COLUMN <= c; so a side's caps that cut are
+    those below one bound (_cut_below), and a group's those below the largest of its sides' bounds."""
+    caps = f"(SELECT unnest(list_distinct({CAPS_SQL})) AS qtc_cap) l"
+    bounds = []
+    for adversarial, sides in groups:
+        below = [_cut_below(sample, sizes) for sample, sizes in sides]
+        bound = below[0] if len(below) == 1 else f"SELECT max(qtc_below) AS qtc_below FROM ({' UNION ALL '.join(below)})"
+        bounds.append(f"SELECT {adversarial} AS adversarial, qtc_below FROM ({bound})")
+    return f"SELECT q.adversarial, l.qtc_cap FROM {caps} JOIN ({' UNION ALL '.join(bounds)}) q ON l.qtc_cap < q.qtc_below"
+
+
+def _cut_below(sample: str, sizes: str | None) -> str:
+    """One row: the bound (qtc_below) below which a cap cuts the sample of some episode (null: none does).
+    A top-N keeps its K rows with MIN_CAP_COLUMN 1..K, K the cap or fewer where it kept every binding:
+    cut at each cap up to K. Domain draws keep their landed draws in the order of their draw, MIN_CAP_COLUMN
+    never decreasing along it: they kept them all at cap c when they kept N, the product of the component
+    sizes (fewer than the cap is not enough: the draws may run out, with a probability below 2^-20),
+    and the last of them by c; an episode whose draws did not keep N is cut at every cap."""
+    kept = (f"SELECT episode_id, count(*) AS qtc_kept, max({MIN_CAP_COLUMN}) AS qtc_last FROM {sample} "
+            f"GROUP BY episode_id")
+    if sizes is None:
+        return f"SELECT max(qtc_kept) + 1 AS qtc_below FROM ({kept})"
+    return (f"SELECT max(CASE WHEN s.qtc_kept = z.qtc_N THEN s.qtc_last ELSE {EVERY_CAP} END) AS qtc_below "
+            f"FROM {sizes} z LEFT JOIN ({kept}) s ON s.episode_id = z.episode_id")
 
 
 def value_key(value: str, episode: str = "episode_id") -> str:
