@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -323,10 +324,10 @@ class CrafterMaps:
         inside = (steps >= 0) & (steps < len(self._at))
         x, y = np.full(len(steps), -1, dtype=np.int64), np.full(len(steps), -1, dtype=np.int64)
         x[inside], y[inside] = self._at[steps[inside]].T
-        names, material = np.unique(materials, return_inverse=True)
-        codes = np.array([self.index.get(name, -1) for name in names.tolist()], dtype=np.int64)[material]
+        # Looked up a row at a time: np.unique of Python strings sorts them, which costs several times more.
+        codes = np.fromiter(map(self.index.get, materials.tolist(), repeat(-1)), dtype=np.int64, count=len(materials))
         width, height = self.initial.shape
-        for kind in np.unique(cells).tolist():
+        for kind in sorted(set(cells.tolist())):
             history = self._history(kind)
             rows = np.flatnonzero((cells == kind) & (x >= 0) & (codes >= 0))
             # One integer per (version, material, position), so that equal questions are answered once.
