@@ -17,6 +17,8 @@
 - start-up: the CPU seconds `qtc generate` spends before its first statement (bench_startup.py), on
   one short Crafter episode, its compiled library cached.
 - --jobs 2 against --jobs 1 on the first set of traces: wall seconds (the point of --jobs is wall time).
+- statements run twice: the templates whose statement `qtc generate --jobs 1` runs more than once (a cap
+  raised after the first round), of those it runs, on each set of traces and the long episode.
 
 Every figure is the median of --rounds rounds, the measures of a round taken in turn, each in a fresh
 process. Reports only; nothing here is a test.
@@ -136,6 +138,33 @@ def jobs(traces: list[Path], rounds: int, folder: Path) -> list[tuple[str, str]]
     return [("`--jobs 2` never slower than `--jobs 1` on 2 cores", f"{two / one:.2f} ({two:.1f} s / {one:.1f} s wall)")]
 
 
+# Run in the child: `qtc generate` counting the statements it makes per template (run._statement makes each
+# request's; a request whose probe finds the template without rows is not run, and it is never raised).
+COUNT_STATEMENTS = """
+import collections, sys
+import qtc.runtime.generate.run as run
+made = collections.Counter()
+statement = run._statement
+def counted(compiled, cap, order):
+    made[compiled.id] += 1
+    return statement(compiled, cap, order)
+run._statement = counted
+from qtc.cli import main
+main(["generate", "--traces", *sys.argv[2:], "--out", sys.argv[1], "--quiet", "--jobs", "1", "--force"])
+print(len(made), sum(n > 1 for n in made.values()), sum(made.values()))
+"""
+
+
+def statements_twice(sets: list[Path], long: Path, folder: Path) -> list[tuple[str, str]]:
+    figures = []
+    for name, traces in [*((traces.name, traces) for traces in sets), (f"{read_header(long)['n_steps']} steps", long)]:
+        out = subprocess.run([sys.executable, "-c", COUNT_STATEMENTS, str(folder / "count.jsonl"), str(traces)],
+                             check=True, capture_output=True, text=True, cwd=folder).stdout
+        templates, twice, statements = map(int, out.splitlines()[-1].split())
+        figures.append(f"{name}: {twice} of {templates} templates ({statements} statements asked)")
+    return [("no statement runs twice for one template and env", "; ".join(figures))]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces", nargs="*", type=Path)
@@ -161,6 +190,7 @@ def main() -> int:
         results += generate_over_load(sets, args.rounds, folder)
         results += start_up(args.rounds, folder)
         results += jobs(sets[:1], args.rounds, folder)
+        results += statements_twice(sets, scripted_episode(args.steps, ROOT / "out" / "bench" / "long"), folder)
     print(f"\n| target | measured (load average {os.getloadavg()[0]:.1f}, {time.perf_counter() - started:.0f} s) |")
     print("|---|---:|")
     for target, figure in results:
