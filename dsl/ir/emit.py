@@ -41,10 +41,11 @@ def _fence_kept(name: str, ir: TemplateIR) -> bool:
     node read more than once. A node read once is inlined by DuckDB where it is not marked: its fence
     only cost a materialisation (docs/speed.md)."""
     node = ir.node(name)
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    readers = [n for n in ir.nodes if n.name != name and word.search(n.sql)]
+    readers = [n for n in ir.nodes if name in n.inputs]
     if node.op in KEPT_FENCES or node.card == CARD_PRODUCT or any(n.card == CARD_PRODUCT for n in readers):
         return True
+    # Counted by name, not by reader: a body that names a CTE twice makes DuckDB materialise it.
+    word = re.compile(rf"\b{re.escape(name)}\b")
     return len(word.findall(ir.final)) + sum(len(word.findall(n.sql)) for n in readers) > 1
 
 
