@@ -27,6 +27,7 @@ from code_before import tree_before
 # its CPU and wall seconds.
 PROBE = """
 import os, sys, time
+import qtc.cli  # first, as the `qtc` command imports it (where it exists, it sets what the process starts with)
 import qtc.runtime.generate.runners as runners
 import qtc.runtime.generate.shards as shards
 def first_statement(con, request):

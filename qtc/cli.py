@@ -8,9 +8,16 @@ while they load.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .errors import InvalidOption, UserError
+
+# qtc does no linear algebra, but NumPy's OpenBLAS starts a thread per core when it loads, and they spin:
+# ~0.1 s of CPU in every process (a third of the imports qtc needs). Set here, where the `qtc` command
+# starts and before anything imports NumPy (worker processes inherit it), not in the package: a program
+# that imports qtc as a library keeps its own. A value the user set stands.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 # The command modules of qtc.commands, in workflow order: record episodes (or import another harness's),
