@@ -43,6 +43,12 @@ MIN_EPISODES_PER_SHARD = 2
 # runs in one process whatever --jobs says. bench/bench_jobs.py, --jobs 2 against 1, wall: 5,952 steps
 # 1.43, 19,816 steps 1.15, 59,710 steps 0.75; 1.0 near 30,000 (docs/scale.md).
 SHARDS_PAY_STEPS = 30_000
+# Up to this many steps, a statement's operators are too small for DuckDB's threads to share out: a
+# second thread costs CPU (the scheduling of tasks with nothing to split) and gains no wall time, so the
+# store runs on one. Whole generate, DuckDB's threads (2) against one, 2 cores nearly idle: 679 Jericho
+# steps CPU -11% and 1,000 Crafter steps -15%, wall the same; 3,325 Jericho steps +10% CPU and 6,000
+# Crafter steps the same CPU, both +25-45% wall (docs/speed.md).
+ONE_THREAD_STEPS = 1_000
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class Settings:
     """What every shard's connection is set to: the sampling seed, the horizon, DuckDB's threads and memory."""
     seed: int
     horizon: int | None
-    threads: int | None = None  # None: DuckDB's default (every core)
+    threads: int | None = None  # None: one on a store of few steps, else DuckDB's default (every core)
     memory_limit: str | None = None  # DuckDB's memory_limit ("2GB"), checked by run.Options; None: DuckDB's default
 
 
@@ -134,14 +140,23 @@ def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     con.execute(f"SET VARIABLE {SEED_VARIABLE} = {settings.seed}")
     if settings.horizon is not None:
         con.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {settings.horizon}")
-    if settings.threads is not None:
-        con.execute(f"SET threads = {settings.threads}")
+    threads = settings.threads if settings.threads is not None else _threads_for(con, settings.horizon)
+    if threads is not None:
+        con.execute(f"SET threads = {threads}")
     if settings.memory_limit is not None:
         try:
             con.execute(f"SET memory_limit = '{settings.memory_limit}'")
         except duckdb.OutOfMemoryException:
             raise UserError(f"the episodes loaded take more memory than --memory-limit {settings.memory_limit} "
                             f"already; give more, or fewer episodes to each process (--jobs N){_READ_IN_PLACE}") from None
+
+
+def _threads_for(con: duckdb.DuckDBPyConnection, horizon: int | None) -> int | None:
+    """DuckDB's threads for a store whose settings leave them open: one up to ONE_THREAD_STEPS steps (up
+    to the horizon), else None (DuckDB's default: every core)."""
+    steps = con.execute("SELECT coalesce(sum(least(n_steps, coalesce(?, n_steps))), 0) FROM episodes",
+                        [horizon]).fetchone()[0]
+    return 1 if steps <= ONE_THREAD_STEPS else None
 
 
 def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table:
