@@ -22,7 +22,7 @@ from qtc.runtime.trace.store import open_store, read_in_place
 
 from .records import EpisodeInfo
 from .shards import (SHARDS_PAY_STEPS, Request, Settings, Shard, answers, default_jobs, episode_runs, plan_shards,
-                     prepare, read_episodes, run_shard, steps, workers)
+                     prepare, read_episodes, run_shard, steps, store_episodes, workers)
 
 # Called with the template x episode runs just done.
 OnDone = Callable[[int], None]
@@ -76,8 +76,7 @@ class InProcess:
         settings = Settings(options.seed, options.horizon, memory_limit=options.memory_limit)
         self.con = open_store(*options.traces, configure=lambda con: prepare(con, settings))
         try:
-            self.episodes = {eid: EpisodeInfo(env, game, n_steps) for eid, env, game, n_steps in
-                             self.con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
+            self.episodes = store_episodes(self.con)
         except BaseException:
             self.con.close()
             raise

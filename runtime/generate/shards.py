@@ -48,7 +48,13 @@ SHARDS_PAY_STEPS = 30_000
 # store runs on one. Whole generate, DuckDB's threads (2) against one, 2 cores nearly idle: 679 Jericho
 # steps CPU -11% and 1,000 Crafter steps -15%, wall the same; 3,325 Jericho steps +10% CPU and 6,000
 # Crafter steps the same CPU, both +25-45% wall (docs/speed.md).
-ONE_THREAD_STEPS = 1_000
+SMALL_STORE_STEPS = 1_000
+# DuckDB's optimizers that pay only on large data, left out on a small store, where the time they take
+# to plan a statement is more than they save it: every template's statement at cap 16, summed, on one
+# thread: 679 Jericho steps -10%, 1,000 Crafter steps -10% (the rows the same). On 6,000 Crafter steps
+# and two threads they were -5% to +4%, and on 10,000 +-2%: not worth a plan's risk there.
+LARGE_DATA_OPTIMIZERS = ("compressed_materialization", "common_subplan", "late_materialization",
+                         "join_filter_pushdown", "statistics_propagation", "projection_pullup")
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ class Settings:
     """What every shard's connection is set to: the sampling seed, the horizon, DuckDB's threads and memory."""
     seed: int
     horizon: int | None
-    threads: int | None = None  # None: one on a store of few steps, else DuckDB's default (every core)
+    threads: int | None = None  # None: one on a small store (prepare), else DuckDB's default (every core)
     memory_limit: str | None = None  # DuckDB's memory_limit ("2GB"), checked by run.Options; None: DuckDB's default
 
 
@@ -140,23 +146,17 @@ def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     con.execute(f"SET VARIABLE {SEED_VARIABLE} = {settings.seed}")
     if settings.horizon is not None:
         con.execute(f"SET VARIABLE {HORIZON_VARIABLE} = {settings.horizon}")
-    threads = settings.threads if settings.threads is not None else _threads_for(con, settings.horizon)
-    if threads is not None:
-        con.execute(f"SET threads = {threads}")
+    if settings.threads is not None:
+        con.execute(f"SET threads = {settings.threads}")
+    elif steps(store_episodes(con), settings.horizon) <= SMALL_STORE_STEPS:
+        con.execute("SET threads = 1")
+        con.execute(f"SET disabled_optimizers = '{','.join(LARGE_DATA_OPTIMIZERS)}'")
     if settings.memory_limit is not None:
         try:
             con.execute(f"SET memory_limit = '{settings.memory_limit}'")
         except duckdb.OutOfMemoryException:
             raise UserError(f"the episodes loaded take more memory than --memory-limit {settings.memory_limit} "
                             f"already; give more, or fewer episodes to each process (--jobs N){_READ_IN_PLACE}") from None
-
-
-def _threads_for(con: duckdb.DuckDBPyConnection, horizon: int | None) -> int | None:
-    """DuckDB's threads for a store whose settings leave them open: one up to ONE_THREAD_STEPS steps (up
-    to the horizon), else None (DuckDB's default: every core)."""
-    steps = con.execute("SELECT coalesce(sum(least(n_steps, coalesce(?, n_steps))), 0) FROM episodes",
-                        [horizon]).fetchone()[0]
-    return 1 if steps <= ONE_THREAD_STEPS else None
 
 
 def candidate_rows(con: duckdb.DuckDBPyConnection, request: Request) -> pa.Table:
@@ -212,6 +212,12 @@ def workers(episodes: dict[str, EpisodeInfo], jobs: int | None, horizon: int | N
     """The worker processes of `qtc generate --jobs jobs` (None: this machine's cores) over `episodes`:
     one (this process) up to SHARDS_PAY_STEPS steps."""
     return (jobs or default_jobs()) if steps(episodes, horizon) > SHARDS_PAY_STEPS else 1
+
+
+def store_episodes(con: duckdb.DuckDBPyConnection) -> dict[str, EpisodeInfo]:
+    """The episodes of a loaded store."""
+    return {episode: EpisodeInfo(env, game, n_steps) for episode, env, game, n_steps
+            in con.execute("SELECT episode_id, env, game, n_steps FROM episodes").fetchall()}
 
 
 def steps(episodes: dict[str, EpisodeInfo], horizon: int | None) -> int:
