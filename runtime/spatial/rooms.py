@@ -68,7 +68,6 @@ class RoomGraph:
     def add_failure(self, room: int, direction: str, version: int = 0) -> None:
         self.add_room(room, version)
         self.failures.setdefault((room, direction), version)
-        self._resolved = None
 
     def as_of(self, version: int) -> "RoomGraph":
         """The graph as it was at an earlier version: the same rooms and moves, read up to it."""
