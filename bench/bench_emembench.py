@@ -19,7 +19,8 @@ paraphrases nothing by default) and nothing leaves the machine.
 Per set of traces (one game each: default the 30 Crafter episodes and the Jericho walkthroughs that
 bench/bench_compiler.py records), each round runs EMemBench's generator over every episode, counts its
 questions, then `qtc generate --total <that count>` over the same traces in a fresh process (its
-compiled library cached, as after any first run); the two alternate round by round. Reported: CPU
+compiled library cached, as after any first run); the two alternate round by round. Both keep the
+bytecode of the modules they import, as installed packages do (bench_compiler.bytecode_kept). Reported: CPU
 seconds (user + system of the child processes) of each, medians of the rounds, their ratio, and per
 episode. Reports only; nothing here is a test.
 """
@@ -35,7 +36,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_compiler import ROOT, record
+from bench_compiler import ROOT, bytecode_kept, record
 
 from qtc.runtime.record.emembench import write_emembench  # noqa: E402
 from qtc.runtime.record.emembench_jericho import LOG_SUFFIX as JERICHO_LOG_SUFFIX  # noqa: E402
@@ -101,7 +102,7 @@ def emembench_round(python: Path, checkout: Path, runs: list, out: Path) -> tupl
         folder = checkout / ("visual_game" if game == "crafter" else "text_game")
         target = out / str(number)
         seconds += cpu_seconds([str(python), *arguments, "--output-dir", str(target)], cwd=folder,
-                               env={**os.environ, **GENERATOR_ENV})
+                               env={**bytecode_kept(out.parent / "bytecode"), **GENERATOR_ENV})
         questions += sum(1 for path in target.rglob("qa.jsonl") for line in path.open() if line.strip())
     return seconds, questions
 
@@ -113,7 +114,8 @@ def qtc_round(traces: list[Path], questions: int, out: Path) -> tuple[float, int
     total), and each template draws its candidates for that share, so both write as many questions
     where the traces hold them; both counts are printed."""
     seconds = cpu_seconds([sys.executable, "-m", "qtc.cli", "generate", "--traces", *map(str, traces),
-                           "--total", str(questions), "--out", str(out), "--quiet", "--force"], cwd=out.parent)
+                           "--total", str(questions), "--out", str(out), "--quiet", "--force"], cwd=out.parent,
+                          env=bytecode_kept(out.parent / "bytecode"))
     return seconds, sum(1 for line in out.open() if line.strip())
 
 

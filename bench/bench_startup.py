@@ -21,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_compiler import bytecode_kept
 from code_before import tree_before
 
 # Run in the child: `qtc generate` that (unless QTC_BENCH_WHOLE) exits at its first statement, printing
@@ -47,10 +48,7 @@ print(time.process_time(), time.perf_counter() - float(os.environ["QTC_BENCH_STA
 
 
 def until_first_statement(path: Path | None, traces: list[str], out: Path, whole: bool = False) -> tuple[float, float]:
-    # The modules' bytecode is kept (in the output's folder, whatever PYTHONDONTWRITEBYTECODE says), as an
-    # installed package's is: compiling qtc's sources in every process would add ~0.1 s that no user pays.
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-           "PYTHONPYCACHEPREFIX": str(out.parent / "bytecode"),
+    env = {**bytecode_kept(out.parent / "bytecode"),
            "QTC_BENCH_OUT": str(out), "QTC_BENCH_WHOLE": "1" if whole else "", "PYTHONPATH": os.pathsep.join(
         filter(None, [str(path) if path else None, os.environ.get("PYTHONPATH")]))}
     code = f"import time, os; os.environ['QTC_BENCH_STARTED'] = repr(time.perf_counter()); exec({PROBE!r})"

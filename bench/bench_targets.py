@@ -21,7 +21,7 @@
   raised after the first round), of those it runs, on each set of traces and the long episode.
 
 Every figure is the median of --rounds rounds, the measures of a round taken in turn, each in a fresh
-process. Reports only; nothing here is a test.
+process that keeps the bytecode of the modules it imports, as an installed package's is. Reports only; nothing here is a test.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_compiler import ROOT, record
+from bench_compiler import ROOT, bytecode_kept, record
 from bench_emembench import HOW_TO_GET, compare_with_emembench, has_generators
 from bench_startup import until_first_statement
 
@@ -57,7 +57,7 @@ def measured(command: list[str], cwd: Path) -> tuple[float, float, int]:
              "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
              "print(r.ru_utime + r.ru_stime, time.perf_counter() - t, r.ru_maxrss)")
     out = subprocess.run([sys.executable, "-c", probe, *command], check=True, capture_output=True, text=True,
-                         cwd=cwd).stdout
+                         cwd=cwd, env=bytecode_kept(cwd / "bytecode")).stdout
     cpu, wall, kilobytes = out.split()
     return float(cpu), float(wall), int(kilobytes) * 1024
 
