@@ -58,9 +58,16 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, dict]:
     by their COMMAND."""
     import argparse
 
+    class _VersionAction(argparse.Action):
+        """--version, looked up only when asked: importlib.metadata costs ~20 ms of every run's start."""
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            print(f"qtc {_version()}")
+            parser.exit()
+
     parser = argparse.ArgumentParser(
         prog="qtc", description="Question-template compiler for agent memory benchmarks.")
-    parser.add_argument("--version", action="version", version=f"qtc {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show qtc's version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = {}
     for module in _commands(argv):

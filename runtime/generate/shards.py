@@ -49,12 +49,17 @@ SHARDS_PAY_STEPS = 30_000
 # steps CPU -11% and 1,000 Crafter steps -15%, wall the same; 3,325 Jericho steps +10% CPU and 6,000
 # Crafter steps the same CPU, both +25-45% wall (docs/speed.md).
 SMALL_STORE_STEPS = 1_000
-# DuckDB's optimizers that pay only on large data, left out on a small store, where the time they take
-# to plan a statement is more than they save it: every template's statement at cap 16, summed, on one
-# thread: 679 Jericho steps -10%, 1,000 Crafter steps -10% (the rows the same). On 6,000 Crafter steps
-# and two threads they were -5% to +4%, and on 10,000 +-2%: not worth a plan's risk there.
-LARGE_DATA_OPTIMIZERS = ("compressed_materialization", "common_subplan", "late_materialization",
-                         "join_filter_pushdown", "statistics_propagation", "projection_pullup")
+# DuckDB's optimizers left out on a small store, where the time they take to plan a statement is more than
+# they save it (every template's statement at cap 16, summed, on one thread; the rows the same):
+# - six that pay only on large data: 679 Jericho steps -10%, 1,000 Crafter steps -10%. On 6,000 Crafter
+#   steps and two threads they were -5% to +4%, and on 10,000 +-2%: not worth a plan's risk there;
+# - six whose rewrites a small statement's few rows do not repay (the order of joins, expressions rewritten,
+#   common subexpressions, self-join aggregates, top-N windows, duplicate groups): a further -9% on 679
+#   Jericho steps, -8% on 1,000 Crafter steps and -12% on two TextWorld games.
+SMALL_STORE_OFF_OPTIMIZERS = ("compressed_materialization", "common_subplan", "late_materialization",
+                              "join_filter_pushdown", "statistics_propagation", "projection_pullup",
+                              "join_order", "expression_rewriter", "common_subexpressions", "self_join_aggregate",
+                              "top_n_window_elimination", "duplicate_groups")
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ def prepare(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
         con.execute(f"SET threads = {settings.threads}")
     elif steps(store_episodes(con), settings.horizon) <= SMALL_STORE_STEPS:
         con.execute("SET threads = 1")
-        con.execute(f"SET disabled_optimizers = '{','.join(LARGE_DATA_OPTIMIZERS)}'")
+        con.execute(f"SET disabled_optimizers = '{','.join(SMALL_STORE_OFF_OPTIMIZERS)}'")
     if settings.memory_limit is not None:
         try:
             con.execute(f"SET memory_limit = '{settings.memory_limit}'")

@@ -1,6 +1,6 @@
 """What a store that generation queries is set to (shards.prepare): a small store (up to
-SMALL_STORE_STEPS steps up to the horizon) runs on one DuckDB thread without the optimizers that pay only
-on large data; a larger one, or a thread count given, keeps DuckDB's defaults. The settings change no row
+SMALL_STORE_STEPS steps up to the horizon) runs on one DuckDB thread without the optimizers that do
+not pay there; a larger one, or a thread count given, keeps DuckDB's defaults. The settings change no row
 (bench/golden.py); these tests pin where they apply."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from qtc.runtime.generate import shards
-from qtc.runtime.generate.shards import LARGE_DATA_OPTIMIZERS, Settings, prepare, read_episodes, steps
+from qtc.runtime.generate.shards import SMALL_STORE_OFF_OPTIMIZERS, Settings, prepare, read_episodes, steps
 from qtc.runtime.trace.store import open_store
 
 
@@ -35,10 +35,10 @@ def traces_steps(small_traces) -> int:
     return steps(read_episodes(tuple(small_traces))[0], None)
 
 
-def test_a_store_of_up_to_the_threshold_runs_on_one_thread_without_the_large_data_optimizers(
+def test_a_store_of_up_to_the_threshold_runs_on_one_thread_without_the_optimizers_that_do_not_pay_there(
         small_traces, traces_steps, monkeypatch):
     monkeypatch.setattr(shards, "SMALL_STORE_STEPS", traces_steps)
-    assert store_settings(small_traces, Settings(42, None)) == (1, set(LARGE_DATA_OPTIMIZERS))
+    assert store_settings(small_traces, Settings(42, None)) == (1, set(SMALL_STORE_OFF_OPTIMIZERS))
 
 
 def test_a_store_above_the_threshold_keeps_duckdbs_defaults(small_traces, traces_steps, default_threads, monkeypatch):
@@ -50,7 +50,7 @@ def test_steps_are_counted_up_to_the_horizon(small_traces, traces_steps, monkeyp
     episodes = len(small_traces)
     monkeypatch.setattr(shards, "SMALL_STORE_STEPS", 10 * episodes)
     assert traces_steps > 10 * episodes
-    assert store_settings(small_traces, Settings(42, 10)) == (1, set(LARGE_DATA_OPTIMIZERS))
+    assert store_settings(small_traces, Settings(42, 10)) == (1, set(SMALL_STORE_OFF_OPTIMIZERS))
     assert store_settings(small_traces, Settings(42, 11))[1] == set()
 
 
