@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Iterable
 
 from .sql import sql_string
 
@@ -125,15 +126,32 @@ def named_item_steps(items: list[str], steps: list[tuple[int, str, list[str]]]) 
     {'bag': 1, 'brown bag': 1, 'key': 2}
     """
     names = {item: frozenset(words(item)) for item in items}
+    order = {item: i for i, item in enumerate(names)}
+    by_word = word_index(names)
     named: dict[str, int] = {}
     for step, text, carried in steps:
         by_command = object_words(text)
         held = [frozenset(words(thing)) for thing in carried]
-        for item, item_words in names.items():
-            if item not in named and item_words and (
-                    item_words & by_command or any(item_words < thing for thing in held)):
+        # Only an item with a word of the command or of a thing carried can be named by either.
+        candidates = {item for word in by_command.union(*held) for item in by_word.get(word, ())}
+        for item in sorted(candidates.difference(named), key=order.__getitem__):
+            item_words = names[item]
+            if item_words & by_command or any(item_words < thing for thing in held):
                 named[item] = step
     return named
+
+
+def word_index(names: Iterable[str]) -> dict[str, list[str]]:
+    """Each word (`words`) of some names, with the names that hold it, in their order.
+
+    >>> word_index(["brass key", "key"])
+    {'brass': ['brass key'], 'key': ['brass key', 'key']}
+    """
+    index: dict[str, list[str]] = {}
+    for name in dict.fromkeys(names):
+        for word in dict.fromkeys(words(name)):
+            index.setdefault(word, []).append(name)
+    return index
 
 
 # The directions a command may name (CONVENTIONS.md, Commands): how the recorder reads a move's

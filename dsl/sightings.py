@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from typing import Iterable, Mapping
 
-from .conventions import object_words, words
+from .conventions import object_words, word_index, words
 
 
 def names_object(text: str | None, name: str) -> bool:
@@ -39,37 +39,40 @@ def names_object(text: str | None, name: str) -> bool:
     return bool(named(text, name_index([name])))
 
 
-def name_index(names: Iterable[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
-    """Names with their words (`words`), by first word, for `named`; a name without words names nothing."""
-    index: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+def name_index(names: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """Names with their words (`words`) as `_spaced` text, by first word, for `named`; a name without words
+    names nothing."""
+    index: dict[str, list[tuple[str, str]]] = {}
     for name in dict.fromkeys(names):
         wanted = words(name)
         if wanted:
-            index.setdefault(wanted[0], []).append((name, wanted))
+            index.setdefault(wanted[0], []).append((name, _spaced(wanted)))
     return index
 
 
-def named(text: str | None, index: Mapping[str, list[tuple[str, tuple[str, ...]]]]) -> set[str]:
+def named(text: str | None, index: Mapping[str, list[tuple[str, str]]]) -> set[str]:
     """The names of a `name_index` that a text names (`names_object`).
 
     >>> sorted(named("A brass lantern and a lamp.", name_index(["brass lantern", "lamp", "brass key"])))
     ['brass lantern', 'lamp']
     """
-    # The store asks this of every step's text for every thing of the tree: a name is compared only where
-    # its first word stands in the text, and only names whose first word the text holds at all.
-    found, places = _indexed(text)
-    return {name for first in places.keys() & index.keys() for name, wanted in index[first]
-            if any(found[i:i + len(wanted)] == wanted for i in places[first])}
+    # The store asks this of every step's text for every thing of the tree: only names whose first word
+    # the text holds are looked for, and a name's words stand one after another in the text exactly when
+    # its spaced words lie within the text's (words hold no space).
+    spaced, found = _indexed(text)
+    return {name for first in index.keys() & found for name, wanted in index[first] if wanted in spaced}
+
+
+def _spaced(found: tuple[str, ...]) -> str:
+    """Words joined by spaces, with a space before and after: "brass lantern" as " brass lantern "."""
+    return f" {' '.join(found)} "
 
 
 @functools.lru_cache(maxsize=4096)
-def _indexed(text: str | None) -> tuple[tuple[str, ...], dict[str, list[int]]]:
-    """A text's words, and where each word stands in them."""
+def _indexed(text: str | None) -> tuple[str, frozenset[str]]:
+    """A text's words `_spaced`, and the set of them."""
     found = words(text)
-    places: dict[str, list[int]] = {}
-    for i, word in enumerate(found):
-        places.setdefault(word, []).append(i)
-    return found, places
+    return _spaced(found), frozenset(found)
 
 
 def in_room(parents: Mapping[int, int], num: int, room: int, player: int) -> bool:
@@ -132,10 +135,7 @@ def introduced_steps(names: Iterable[str], steps: Iterable[tuple[int, str | None
     """
     order = {name: i for i, name in enumerate(dict.fromkeys(names))}
     index = name_index(order)
-    by_word: dict[str, list[str]] = {}
-    for name in order:
-        for word in set(words(name)):
-            by_word.setdefault(word, []).append(name)
+    by_word = word_index(order)
     introduced: dict[str, int] = {}
     for step, command, text in steps:
         met = named(text, index)
