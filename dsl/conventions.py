@@ -86,6 +86,9 @@ COMMAND_ABBREVIATIONS = {**DIRECTION_ABBREVIATIONS,
 COMMAND_ARTICLES = frozenset({"the", "a", "an"})
 
 
+# Cached, as object_words: the store reads each step's command three times (steps.command,
+# named_item_steps, introduced_steps), and an episode repeats its commands ("north", "take lamp").
+@functools.lru_cache(maxsize=65536)
 def command(text: str) -> str:
     """A Jericho command as the game's parser reads it (CONVENTIONS.md, Commands): lowercased words
     (split at whitespace, underscores and hyphens), articles dropped, the first word unabbreviated, and
@@ -107,6 +110,7 @@ COMMAND_PARTICLES = frozenset("in on at to of with from into onto under over up 
                               "everything except but".split())
 
 
+@functools.lru_cache(maxsize=65536)
 def object_words(text: str) -> frozenset[str]:
     """The words a Jericho command names objects by: its words after the verb, less particles.
 

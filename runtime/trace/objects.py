@@ -29,22 +29,18 @@ def register_objects(reader: duckdb.DuckDBPyConnection, traces: dict[int, TraceT
     """The header's trees and moves of Jericho's `traces` (by file number, as `files` numbers them) as
     tables `jericho_tree` (file, object, parent, name, n_steps) and `jericho_object_moves` (file, step,
     object, parent)."""
-    tree, moves = defaultdict(list), defaultdict(list)
-    for number, trace in traces.items():
-        objects = trace.header["objects"]
-        for entry in (objects or {}).get("tree", []):
-            for column, value in (("file", number), ("object", entry["object"]), ("parent", entry["parent"]),
-                                  ("name", entry["name"]), ("n_steps", trace.header["n_steps"])):
-                tree[column].append(value)
-        for move in (objects or {}).get("moves", []):
-            for column, value in (("file", number), ("step", move["step"]), ("object", move["object"]),
-                                  ("parent", move["parent"])):
-                moves[column].append(value)
-    reader.register("jericho_tree", pa.table({column: pa.array(tree[column], type) for column, type in (
-        ("file", pa.int64()), ("object", pa.int64()), ("parent", pa.int64()), ("name", pa.string()),
-        ("n_steps", pa.int64()))}))
-    reader.register("jericho_object_moves", pa.table({column: pa.array(moves[column], pa.int64())
-                                                      for column in ("file", "step", "object", "parent")}))
+    tree = [(number, entry, trace.header["n_steps"]) for number, trace in traces.items()
+            for entry in (trace.header["objects"] or {}).get("tree", [])]
+    moves = [(number, move) for number, trace in traces.items()
+             for move in (trace.header["objects"] or {}).get("moves", [])]
+    reader.register("jericho_tree", pa.table({
+        "file": pa.array([number for number, _, _ in tree], pa.int64()),
+        **{field: pa.array([entry[field] for _, entry, _ in tree], type)
+           for field, type in (("object", pa.int64()), ("parent", pa.int64()), ("name", pa.string()))},
+        "n_steps": pa.array([n_steps for _, _, n_steps in tree], pa.int64())}))
+    reader.register("jericho_object_moves", pa.table({
+        "file": pa.array([number for number, _ in moves], pa.int64()),
+        **{field: pa.array([move[field] for _, move in moves], pa.int64()) for field in ("step", "object", "parent")}}))
 
 
 OBJECTS_SQL = "SELECT f.episode_id, object, name FROM jericho_tree JOIN files f USING (file) ORDER BY file, object"
@@ -87,9 +83,13 @@ def sightings(steps: pa.Table, traces: dict[int, TraceText], things: dict[str, l
         thing_nums = thing_objects(names, things.get(header["game"], []))
         index = name_index(names[num] for num in thing_nums)
         last_room: dict[int, int] = {}
+        here, here_room = None, None
         for step, text, room in states:
-            parents.update({move["object"]: move["parent"] for move in moves[step]})
-            here = present(parents, player, room, thing_nums)
+            # The things present change only with the tree or the room: a step that moved no object and
+            # ended in the room of the state before has that state's things present.
+            if moves[step] or room != here_room:
+                parents.update({move["object"]: move["parent"] for move in moves[step]})
+                here, here_room = present(parents, player, room, thing_nums), room
             named_names = named(text, index)
             rows["things_present"] += [(header["episode_id"], step, num, names[num], room) for num in here]
             rows["mentions"] += [(header["episode_id"], step, num, names[num], room)

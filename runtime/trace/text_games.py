@@ -144,11 +144,17 @@ def met_names(steps: schema.Table, room_events: schema.Table, named: schema.Tabl
     and its rooms' names (as listed, displayed, or displayed without their number: "Forest" once in
     "Forest (2)") from the step it entered them (0: where it started)."""
     def met(headers: list[dict], tables: dict[schema.Table, pa.Table], add) -> None:
+        # A thing is carried at most steps, and twice each (after one step, before the next): each thing
+        # carried is given to `add` once, at the first step it was carried.
+        carried: dict[tuple[str, str], int] = {}
         for row in tables[steps].select(["episode_id", "step", "inventory_before", "inventory_after"]).to_pylist():
-            for item in row["inventory_before"]:
-                add(row["episode_id"], item, row["step"] - 1)
-            for item in row["inventory_after"]:
-                add(row["episode_id"], item, row["step"])
+            for step, items in ((row["step"] - 1, row["inventory_before"]), (row["step"], row["inventory_after"])):
+                for item in items:
+                    key = (row["episode_id"], item)
+                    if step < carried.get(key, step + 1):
+                        carried[key] = step
+        for (episode, item), step in carried.items():
+            add(episode, item, step)
         for row in tables[named].select(["episode_id", "step", "item"]).to_pylist():
             add(row["episode_id"], row["item"], row["step"])
         rooms = {(h["episode_id"], room["room"]): room for h in headers for room in h["rooms"]}
