@@ -32,6 +32,7 @@ NONE_OF_THESE = "none of these"
 # found: lowercasing first would turn two other characters into ASCII letters and join them to a word
 # (U+212A KELVIN SIGN into 'k', U+0130 LATIN CAPITAL LETTER I WITH DOT ABOVE into 'i').
 WORD_REGEX = "[A-Za-z0-9]+"
+_WORDS = re.compile(WORD_REGEX)
 DIGITS_REGEX = "[0-9]+"
 KEYWORD_MIN_LENGTH = 4
 STOPWORDS = frozenset("""
@@ -53,7 +54,9 @@ def words(text: str | None) -> tuple[str, ...]:
     >>> words(None)
     ()
     """
-    return tuple(word.lower() for word in re.findall(WORD_REGEX, text)) if text else ()
+    # Words are ASCII letters and digits, so the words joined by spaces lowercase in one call and split back
+    # into the same words.
+    return tuple(" ".join(_WORDS.findall(text)).lower().split()) if text else ()
 
 
 def is_keyword(word: str) -> bool:
