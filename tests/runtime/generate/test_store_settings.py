@@ -46,10 +46,10 @@ def test_a_store_above_the_threshold_keeps_duckdbs_defaults(small_traces, traces
     assert store_settings(small_traces, Settings(42, None)) == (default_threads, set())
 
 
-def test_steps_are_counted_up_to_the_horizon(small_traces, traces_steps, monkeypatch):
-    episodes = len(small_traces)
-    monkeypatch.setattr(shards, "SMALL_STORE_STEPS", 10 * episodes)
-    assert traces_steps > 10 * episodes
+def test_steps_are_counted_up_to_the_horizon(small_traces, monkeypatch):
+    episodes = read_episodes(tuple(small_traces))[0]
+    assert steps(episodes, 10) < steps(episodes, 11) < steps(episodes, None)
+    monkeypatch.setattr(shards, "SMALL_STORE_STEPS", steps(episodes, 10))
     assert store_settings(small_traces, Settings(42, 10)) == (1, set(SMALL_STORE_OFF_OPTIMIZERS))
     assert store_settings(small_traces, Settings(42, 11))[1] == set()
 
