@@ -37,13 +37,13 @@ WORKER = Path(__file__).with_name("compiler_worker.py")
 SIDES = ("before", "ir")
 
 
-def bytecode_kept(folder: Path, env: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a timed child process (`env`, else this one's): the bytecode of the modules it
+def bytecode_kept(folder: Path) -> dict[str, str]:
+    """The environment of a timed child process: this one's, with the bytecode of the modules the child
     imports kept in `folder` (whatever PYTHONDONTWRITEBYTECODE says), as an installed package's is.
     Compiling every source in every process would add a cost that no user pays: ~0.25 s of
     `qtc generate`, and some of EMemBench's generators, which get the same."""
-    env = os.environ if env is None else env
-    return {**{k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPYCACHEPREFIX": str(folder)}
+    return {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+            "PYTHONPYCACHEPREFIX": str(folder)}
 
 
 RANGE_FAMILY = ("keyword_count", "collections_in_range", "visible_steps", "adjacent_steps", "longest_run",
