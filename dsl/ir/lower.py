@@ -26,6 +26,7 @@ The output columns are described in dsl/compile.py.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from qtc.dsl import ast as A
 from qtc.dsl import schema
@@ -37,8 +38,9 @@ from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR, read_by
-from .sample import (MIN_CAP_COLUMN, SEED_SQL, cut_sql, domain_sample_sql, frame_sql, kcol, keyed_top_n_sql, numbered_sql,
-                     pair_starts_sql, positions_sql, sample_sql, sizes_sql, value_key, value_keys_sql)
+from .sample import (MIN_CAP_COLUMN, SEED_SQL, Numbered, chain_counts_sql, chain_starts_sql, cut_sql, domain_sample_sql,
+                     frame_sql, kcol, keyed_top_n_sql, members_sql, numbered_sql, pair_starts_sql, positions_sql,
+                     sample_sql, sizes_sql, value_key, value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
@@ -65,6 +67,7 @@ class _Lowering:
         self.sizes: dict[str, str] = {}  # sample node -> the sizes of its numbered components (domain draws)
         self.degenerate = degenerate_kinds(self.template)
         self.pairs: dict[str, tuple[str, tuple[int, int]]] = {}  # frame component -> its domain and bounds
+        self.chains: dict[str, _Chain] = {}  # chain component (sample.py) -> how it is numbered
         # component node -> its first parameter's bindings, where that parameter's condition reads no
         # parameter (a guard on the episode, `where exists(steps | where reason is not null)`): empty
         # where no episode passes the guard, as it is on traces without the data
@@ -127,18 +130,24 @@ class _Lowering:
         """The bindings of one component: each parameter joined with its domain, then its condition."""
         lo = self.lo
         partial, bound, carried, guard = None, [], set(), None
+        chained = self._chained(names, adversarial)
+        head = pair = None  # the first parameter's bindings; the first two's frame (domain, bounds)
         for name in names:
             param = self.params[name]
             override = adversarial is not None and adversarial.param == name
-            lo.source = partial
+            # A chain's last domain is computed for the values of its head's first parameter, not of the
+            # pairs of a frame (which are then never made).
+            lo.source = head if chained and name == names[-1] and pair is not None else partial
             domain = self._not_degenerate(name, lo.domain(adversarial.domain if override else param.domain))
             domains[name] = domain
             condition = param.condition
             bounds = self._frame(param, bound, domains, domain) if partial and not override else None
             # In the domain order, a component of several parameters may be a product that sampling
             # must enumerate: its rows carry each value's key, computed once per domain row. The pairs
-            # of a frame that ends the component are numbered from the bare domain (no keys needed).
-            keyed = self.sampling == "domain" and len(names) > 1 and (bounds is None or name != names[-1])
+            # of a frame that ends the component are numbered from the bare domain (no keys needed), and
+            # so is a chain.
+            keyed = (self.sampling == "domain" and len(names) > 1 and not chained
+                     and (bounds is None or name != names[-1]))
             source = self._keyed(name, domain) if keyed else domain
             key_column = f", d.k AS {kcol(name)}" if keyed else ""
             if keyed:
@@ -146,6 +155,7 @@ class _Lowering:
             frame = None if bounds is None else frame_sql(source, bound[0], name, bounds, keyed)
             if frame is not None:
                 sql, condition, carried = frame, None, {bound[0], name} if keyed else set()
+                pair = (domain, bounds)
             elif partial is None:
                 sql = f"SELECT episode_id, v AS {pcol(name)}{key_column.replace('d.k', 'k')} FROM {source}"
             else:
@@ -163,14 +173,32 @@ class _Lowering:
                 sql = f"SELECT c.* {frm.render()}"
             card = CARD_N if len(bound) == 1 or frame is not None else CARD_PRODUCT
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
-            if len(bound) == 1 and condition is not None and not lo.fp(condition):
-                guard = partial
+            if len(bound) == 1:
+                head = partial
+                if condition is not None and not lo.fp(condition):
+                    guard = partial
         self.carried_keys[partial] = carried
         if guard is not None:
             self.guarded[partial] = guard
         if frame is not None:  # the component is the pairs of the frame alone
             self.pairs[partial] = (domain, bounds)
+        elif chained and (len(names) == 2 or pair is not None):
+            self.chains[partial] = _Chain(head, pair, domain, lo.node_key(domain))
         return partial
+
+    def _chained(self, names: list[str], adversarial: A.Adversarial | None) -> bool:
+        """Whether a component may be a chain (sample.py), numbered in the domain order without being made:
+        a head of one parameter drawn from a domain keyed by nothing (or of two, where the second's
+        condition turns out a frame over the first), then a last parameter without a condition whose
+        domain reads the first parameter at most."""
+        if self.sampling != "domain" or len(names) not in (2, 3):
+            return False
+
+        def reads(name: str) -> frozenset[str]:
+            override = adversarial is not None and adversarial.param == name
+            return self.lo.fp(adversarial.domain if override else self.params[name].domain)
+        return (not reads(names[0]) and self.params[names[-1]].condition is None
+                and reads(names[-1]) <= {names[0]})
 
     def _keyed(self, name: str, domain: str) -> str:
         """A domain's rows with their values' keys (column k). A domain keyed by earlier parameters holds
@@ -225,14 +253,14 @@ class _Lowering:
     def _sample(self, side: str, components: list[str], groups: list[list[str]], domains: dict[str, str]) -> str:
         order = list(self.params)
         stream = f"{self.template.id}|{side}"
-        linear = all(self.lo.node_card(node) != CARD_PRODUCT for node in components)
+        linear = all(self.lo.node_card(node) != CARD_PRODUCT or node in self.chains for node in components)
         # Components sized by the trace, crossed: the keyed top-N would enumerate their product, while
         # numbering each costs its own size (a sort of each, at worst).
         crossed = sum(not self._listed(group) for group in groups) > 1
         numbered = None
         if self.sampling == "domain" and order and (linear or crossed):
             numbered = [self._numbered(node, group) for node, group in zip(components, groups)]
-            sizes = self.lo.add("size", "sample", (), sizes_sql([name for name, _, _ in numbered]), CARD_ONE,
+            sizes = self.lo.add("size", "sample", (), sizes_sql([n.node for n in numbered]), CARD_ONE,
                                 f"sizes of the components ({side})", fence=True)
             sql = domain_sample_sql(numbered, sizes, order, stream)
         elif self.sampling == "domain" and order:
@@ -248,18 +276,35 @@ class _Lowering:
             self.sizes[sample] = sizes
         return sample
 
-    def _numbered(self, node: str, group: list[str]) -> tuple[str, list[str], str | None]:
-        """A component numbered for domain draws, with its parameters and, for the pairs of a frame, its
-        domain's values numbered (a pair is then found by prefix sums, not numbered itself)."""
+    def _numbered(self, node: str, group: list[str]) -> Numbered:
+        """A component numbered for domain draws: its bindings numbered, or for the pairs of a frame or a
+        chain, its head's (prefix sums then find a binding, which is never made)."""
         lo, names = self.lo, ", ".join(group)
+        chain = self.chains.get(node)
+        if chain is not None:
+            counts = chain_counts_sql(chain.domain, chain.key)
+            members = lo.add("mem", "sample", chain.key, members_sql(chain.domain, chain.key), lo.node_card(chain.domain),
+                             f"values of {group[-1]} numbered", fence=True)
+            if chain.pair is None:
+                starts = chain_starts_sql(chain.head, group[0], counts, chain.key)
+                note = f"component {names} numbered by prefix sums of each {group[0]}'s values of {group[-1]}"
+                return Numbered(lo.add("num", "sample", tuple(group[:1]), starts, CARD_N, note, fence=True), group,
+                                members=members, key=chain.key)
+            domain, bounds = chain.pair
+            starts = pair_starts_sql(domain, group[0], bounds, counts, chain.key)
+            note = f"component {names} numbered by prefix sums of each {group[0]}'s partners and values of {group[-1]}"
+            return Numbered(lo.add("num", "sample", tuple(group[:1]), starts, CARD_N, note, fence=True), group,
+                            self._positions(domain, group[1]), members, chain.key)
         if node not in self.pairs:
-            return (lo.add("num", "sample", tuple(group), numbered_sql(node, group), lo.node_card(node),
-                           f"component {names} numbered", fence=True), group, None)
+            return Numbered(lo.add("num", "sample", tuple(group), numbered_sql(node, group), lo.node_card(node),
+                                   f"component {names} numbered", fence=True), group)
         domain, bounds = self.pairs[node]
-        return (lo.add("num", "sample", tuple(group[:1]), pair_starts_sql(domain, group[0], bounds), CARD_N,
-                       f"component {names} numbered by prefix sums of each {group[0]}'s partners", fence=True),
-                group, lo.add("pos", "sample", (), positions_sql(domain), CARD_N, f"values of {group[1]} numbered",
-                              fence=True))
+        return Numbered(lo.add("num", "sample", tuple(group[:1]), pair_starts_sql(domain, group[0], bounds), CARD_N,
+                               f"component {names} numbered by prefix sums of each {group[0]}'s partners", fence=True),
+                        group, self._positions(domain, group[1]))
+
+    def _positions(self, domain: str, name: str) -> str:
+        return self.lo.add("pos", "sample", (), positions_sql(domain), CARD_N, f"values of {name} numbered", fence=True)
 
     def _listed(self, group: list[str]) -> bool:
         """Whether a component is one parameter drawn from a list the template writes (`[1, 2, 3]`): a
@@ -486,6 +531,16 @@ class _Lowering:
                f"WHERE NOT coalesce(list_contains(c.accepted, d.v), FALSE){introduced} GROUP BY ALL")
         return lo.add("distractors", "assemble", tuple(params), sql, "O(cap x domain)",
                       f"distractors ({choices.slots} a candidate)")
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """A chain component (sample.py): its first parameter's bindings, its frame (domain, bounds) where its
+    head is a frame's pairs, and its last parameter's domain with that domain's key."""
+    head: str
+    pair: tuple[str, tuple[int, int]] | None
+    domain: str
+    key: tuple[str, ...]
 
 
 def _element(ty):

@@ -22,22 +22,29 @@ which generate relies on when it raises a template's cap):
   beyond DuckDB's top-N limit use that window form (`window`), which keeps the same bindings.
 
 A component whose parameters draw from each other's domains (`param first: ... where step < $t`) is
-itself a product that must be enumerated whatever the order; where a side has one, crossed with nothing
-but lists the template writes (`param k: [first, second]`), the domain order keeps the bindings with
-the smallest keys mixed from their values' MD5 keys (keyed_top_n_sql) by the same streaming top-N as
-compat, which no sort and no numbering of that product can beat. Crossed with another component sized
-by the trace, that top-N would enumerate the product of the components (an anchor event and a counted
-event: the square of the episode's events), so each component is numbered instead, at the cost of its
-own size. Conditions never span components
+a product. Where its last parameter's domain is keyed by the first parameter alone and the last has no
+condition (a step and a material seen before it; a range's two ends and a material seen before the
+first), it is a chain: each binding of the head (the first parameter, or the pairs of a frame) has as
+many completions as the last domain has values for it, so prefix sums of those counts over the head
+number the component in its canonical order without making it (chain_starts_sql), at the cost of the
+head and the domain. Any other product component must be enumerated whatever the order; where a side
+has one, crossed with nothing but lists the template writes (`param k: [first, second]`), the domain
+order keeps the bindings with the smallest keys mixed from their values' MD5 keys (keyed_top_n_sql) by
+the same streaming top-N as compat, which no sort and no numbering of that product can beat. Crossed
+with another component sized by the trace, that top-N would enumerate the product of the components
+(an anchor event and a counted event: the square of the episode's events), so each component is
+numbered instead, at the cost of its own size. Conditions never span components
 (components are the parameters linked by domains and conditions), so no drawn binding is rejected
 here; requires are checked after the sample.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from qtc.dsl.sql import ident, sql_string
 
-from .sql import CAP_VARIABLE, CAPS_VARIABLE, DEFAULT_CAP, SCOPE, SEED_VARIABLE, pcol
+from .sql import CAP_VARIABLE, CAPS_VARIABLE, DEFAULT_CAP, SCOPE, SEED_VARIABLE, key_match, pcol
 
 CAP_SQL = f"COALESCE(TRY_CAST(getvariable({sql_string(CAP_VARIABLE)}) AS BIGINT), {DEFAULT_CAP})"
 CAPS_SQL = f"COALESCE(TRY_CAST(getvariable({sql_string(CAPS_VARIABLE)}) AS BIGINT[]), [{CAP_SQL}])"
@@ -55,6 +62,20 @@ FEISTEL_ROUNDS = 4
 MAX_PRODUCT_BITS = 62  # the permutation's domain 2^2h must fit a BIGINT
 GOLDEN_64 = 11400714819323198485  # 2^64 / the golden ratio, odd: multiplying by it mixes the bits upward
 MASK_64 = "((1::UHUGEINT << 64) - 1)"
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """A component numbered for domain draws: its node, the parameters it binds, and how the binding
+    numbered i is found. Plain: the node's row with qtc_i = i (numbered_sql). A frame's pairs, or a chain:
+    the node's row with the largest qtc_s <= i (pair_starts_sql, chain_starts_sql), then for a frame the
+    second value among `positions` (positions_sql) and for a chain the last parameter's value among
+    `members` (members_sql) for the head's values of `key`."""
+    node: str
+    params: list[str]
+    positions: str | None = None
+    members: str | None = None
+    key: tuple[str, ...] = ()
 
 
 def sampling_for(cap: int | None, order: str = "domain") -> str:
@@ -110,20 +131,55 @@ def frame_sql(domain: str, first: str, second: str, bounds: tuple[int, int], key
             f"FROM {domain})")
 
 
-def pair_starts_sql(domain: str, first: str, bounds: tuple[int, int]) -> str:
+def pair_starts_sql(domain: str, first: str, bounds: tuple[int, int], counts: str | None = None,
+                    key: tuple[str, ...] = ()) -> str:
     """The pairs of frame_sql numbered without being made: each first value with partners, with how many
     (qtc_c), the number of the first of its pairs in the canonical (first, second) order (qtc_s, a prefix
     sum of the counts), the position among the domain's sorted values of its first partner (qtc_p0: the
     values up to the frame's end less those inside it) and the episode's number of pairs (qtc_n). The
     pair numbered i is then (first, the value at position qtc_p0 + i - qtc_s) for the row with the largest
-    qtc_s <= i: what numbered_sql would number i, at the cost of the domain rather than of its pairs."""
+    qtc_s <= i: what numbered_sql would number i, at the cost of the domain rather than of its pairs.
+    With `counts` (chain_counts_sql: a chain's last domain, keyed by `key`, the first parameter or
+    nothing), each pair stands for its qtc_m bindings, one per value of that domain, and the sums count
+    bindings: the one numbered i has the pair numbered (i - qtc_s) // qtc_m among the first's pairs and
+    the value numbered (i - qtc_s) % qtc_m among the domain's."""
     low, high = map(_offset, bounds)
     counted = (f"SELECT episode_id, v, count(*) {_over(f'RANGE BETWEEN {low} AND {high}')} AS qtc_c, "
                f"count(*) {_over(f'RANGE BETWEEN UNBOUNDED PRECEDING AND {high}')} AS qtc_upto FROM {domain}")
-    summed = (f"SELECT episode_id, v AS {pcol(first)}, qtc_c, qtc_upto - qtc_c AS qtc_p0, "
-              f"sum(qtc_c) {_over('ROWS UNBOUNDED PRECEDING')} - qtc_c AS qtc_s, "
-              f"sum(qtc_c) OVER (PARTITION BY episode_id) AS qtc_n FROM ({counted})")
+    source, weight, extra = f"({counted})", "qtc_c", ""
+    if counts is not None:
+        match = " AND ".join(["m.episode_id = c.episode_id", *(f"m.{pcol(p)} = c.v" for p in key)])
+        source = f"(SELECT c.*, m.qtc_m FROM ({counted}) c JOIN ({counts}) m ON {match})"
+        weight, extra = "qtc_c * qtc_m", "qtc_m, "
+    summed = (f"SELECT episode_id, v AS {pcol(first)}, qtc_c, {extra}qtc_upto - qtc_c AS qtc_p0, "
+              f"sum({weight}) {_over('ROWS UNBOUNDED PRECEDING')} - {weight} AS qtc_s, "
+              f"sum({weight}) OVER (PARTITION BY episode_id) AS qtc_n FROM {source}")
     return f"SELECT * FROM ({summed}) WHERE qtc_c > 0"
+
+
+def chain_counts_sql(domain: str, key: tuple[str, ...]) -> str:
+    """How many values a chain's last domain has (qtc_m) for each value of its key (the head's first
+    parameter, or none: then one count per episode)."""
+    return f"SELECT {', '.join(['episode_id', *map(pcol, key)])}, count(*) AS qtc_m FROM {domain} GROUP BY ALL"
+
+
+def chain_starts_sql(head: str, first: str, counts: str, key: tuple[str, ...]) -> str:
+    """A chain whose head is one parameter, numbered without being made: each head value with its qtc_m
+    completions (counts: chain_counts_sql), the number of its first binding in the canonical order (qtc_s,
+    a prefix sum of the counts) and the episode's number of bindings (qtc_n). The binding numbered i is
+    the head value of the row with the largest qtc_s <= i and the last parameter's value numbered
+    i - qtc_s among its members (members_sql)."""
+    joined = (f"SELECT h.episode_id, h.{pcol(first)}, m.qtc_m FROM {head} h JOIN ({counts}) m "
+              f"ON {key_match('m', key, 'h')}")
+    over = f"OVER (PARTITION BY episode_id ORDER BY {pcol(first)} ROWS UNBOUNDED PRECEDING)"
+    return (f"SELECT *, sum(qtc_m) {over} - qtc_m AS qtc_s, sum(qtc_m) OVER (PARTITION BY episode_id) AS qtc_n "
+            f"FROM ({joined})")
+
+
+def members_sql(domain: str, key: tuple[str, ...]) -> str:
+    """A chain's last domain, its values numbered 0..m-1 in sorted order for each value of its key (qtc_j)."""
+    part = ", ".join(["episode_id", *map(pcol, key)])
+    return f"SELECT {part}, v, row_number() OVER (PARTITION BY {part} ORDER BY v) - 1 AS qtc_j FROM {domain}"
 
 
 def positions_sql(domain: str) -> str:
@@ -142,12 +198,10 @@ def sizes_sql(numbered: list[str]) -> str:
             f"FROM {sizes}")
 
 
-def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], sizes: str, params: list[str],
-                      stream: str) -> str:
+def domain_sample_sql(numbered: list[Numbered], sizes: str, params: list[str], stream: str) -> str:
     """The first `cap` bindings of each episode in the seeded permutation of its product's indexes;
-    `numbered` are the components, each with its parameters and None where numbered_sql numbered it, or,
-    for the pairs of a frame (pair_starts_sql), its domain's values numbered (positions_sql); `sizes` their
-    sizes (sizes_sql); `stream` names the template and side, so each draws its own permutation."""
+    `numbered` are the components (Numbered), `sizes` their sizes (sizes_sql); `stream` names the
+    template and side, so each draws its own permutation."""
     kept = ", ".join(f"qtc_n{i}" for i in range(len(numbered)))
     # h: half the bits of the permutation's domain 2^2h >= N (the float log2 corrected where it is short).
     bits = "CAST(ceil(log2(qtc_N)) AS BIGINT)"
@@ -173,18 +227,28 @@ def domain_sample_sql(numbered: list[tuple[str, list[str], str | None]], sizes: 
     # Each component's index in the draw, read mixed-radix.
     indexes = ", ".join(f"(qtc_k // ({' * '.join(f'qtc_n{later}' for later in range(i + 1, len(numbered))) or '1'}))"
                         f" % qtc_n{i} AS qtc_x{i}" for i in range(len(numbered)))
-    joins, columns = [], ["d.episode_id", f"d.{MIN_CAP_COLUMN}"]
-    for i, (name, group, positions) in enumerate(numbered):
-        if positions is None:
-            joins.append(f"JOIN {name} c{i} ON c{i}.episode_id = d.episode_id AND c{i}.qtc_i = d.qtc_x{i}")
+    joins, found = [], {}
+    for i, component in enumerate(numbered):
+        found.update((p, f"c{i}.{pcol(p)}") for p in component.params)
+        if component.positions is None and component.members is None:
+            joins.append(f"JOIN {component.node} c{i} ON c{i}.episode_id = d.episode_id AND c{i}.qtc_i = d.qtc_x{i}")
             continue
-        joins.append(f"ASOF JOIN {name} c{i} ON c{i}.episode_id = d.episode_id AND d.qtc_x{i} >= c{i}.qtc_s "
-                     f"JOIN {positions} r{i} ON r{i}.episode_id = d.episode_id "
-                     f"AND r{i}.qtc_pos = c{i}.qtc_p0 + d.qtc_x{i} - c{i}.qtc_s")
-    owner = {p: (i, group, positions) for i, (_, group, positions) in enumerate(numbered) for p in group}
-    for p in params:
-        i, group, positions = owner[p]
-        columns.append(f"r{i}.v AS {pcol(p)}" if positions is not None and p == group[1] else f"c{i}.{pcol(p)}")
+        joins.append(f"ASOF JOIN {component.node} c{i} ON c{i}.episode_id = d.episode_id AND d.qtc_x{i} >= c{i}.qtc_s")
+        offset = f"(d.qtc_x{i} - c{i}.qtc_s)"  # the binding's number among those of its row of the node
+        pair = offset
+        if component.members is not None:
+            member = offset
+            if component.positions is not None:
+                pair, member = f"{offset} // c{i}.qtc_m", f"{offset} % c{i}.qtc_m"
+            match = "".join(f" AND m{i}.{pcol(p)} = c{i}.{pcol(p)}" for p in component.key)
+            joins.append(f"JOIN {component.members} m{i} ON m{i}.episode_id = d.episode_id{match} "
+                         f"AND m{i}.qtc_j = {member}")
+            found[component.params[-1]] = f"m{i}.v"
+        if component.positions is not None:
+            joins.append(f"JOIN {component.positions} r{i} ON r{i}.episode_id = d.episode_id "
+                         f"AND r{i}.qtc_pos = c{i}.qtc_p0 + {pair}")
+            found[component.params[1]] = f"r{i}.v"
+    columns = ["d.episode_id", f"d.{MIN_CAP_COLUMN}", *(f"{found[p]} AS {pcol(p)}" for p in params)]
     return f"SELECT {', '.join(columns)} FROM (SELECT *, {indexes} FROM ({chosen})) d {' '.join(joins)}"
 
 

@@ -193,3 +193,41 @@ def test_components_of_dependent_parameters_crossed_are_numbered_not_enumerated(
     expected = sorted(pairs[i] + taken[j] for i, j in
                       reference_draws(7, "crafter.t|main", "c1", [len(pairs), len(taken)], cap))
     assert got == expected and len(got) == min(cap, len(pairs) * len(taken))
+
+
+CHAINS = {
+    "a step and an action taken before it": ("""
+  param t: steps.step
+  param a: (steps | where step < $t).action
+  question "{{ t }} {{ a }}"
+  evidence $t""", lambda steps: sorted((t, a) for t, _ in steps for a in {a for s, a in steps if s < t})),
+    "a range and an action taken before it begins": ("""
+  param L: steps.step
+  param R: steps.step where $R - $L in 1..3
+  param a: (steps | where step < $L).action
+  question "{{ L }} {{ R }} {{ a }}"
+  evidence $L""", lambda steps: sorted(
+        (left, right, a) for left, _ in steps for right, _ in steps if 1 <= right - left <= 3
+        for a in {a for s, a in steps if s < left})),
+}
+
+
+@pytest.mark.parametrize("cap", (1, 3, 40))
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_a_chain_is_numbered_by_prefix_sums_not_enumerated(chain, cap):
+    """A component whose last parameter's domain is keyed by its first (a chain, sample.py), alone on its
+    side: the domain order numbers its bindings (sorted) by prefix sums of the last domain's sizes over
+    the head, without making the product (no top-N aggregate, no numbering of the product's rows), and
+    draws the bindings the definition gives."""
+    con = make_db()
+    body, bindings = CHAINS[chain]
+    (compiled,) = compile_source(template("crafter", body + "\n  answer $a", "action"))
+    sql = statement(compiled, cap, order="domain")
+    assert "min_by(" not in sql and "qtc_i" not in sql
+    con.execute("SET VARIABLE qtc_seed = 7")
+    con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
+    columns = ", ".join("p_" + p.name for p in compiled.checked.template.params)
+    got = sorted(con.execute(f"SELECT {columns} FROM ({sql.rstrip().rstrip(';')})").fetchall())
+    every = bindings(con.execute("SELECT step, action FROM crafter_steps WHERE episode_id = 'c1'").fetchall())
+    expected = sorted(every[i] for (i,) in reference_draws(7, "crafter.t|main", "c1", [len(every)], cap))
+    assert got == expected and len(got) == min(cap, len(every))
