@@ -130,14 +130,15 @@ class _Lowering:
         """The bindings of one component: each parameter joined with its domain, then its condition."""
         lo = self.lo
         partial, bound, carried, guard = None, [], set(), None
-        chained = self._chained(names, adversarial)
+        tail = self._chain_tail(names, adversarial)
+        chained = tail > 0
         head = pair = None  # the first parameter's bindings; the first two's frame (domain, bounds)
         for name in names:
             param = self.params[name]
             override = adversarial is not None and adversarial.param == name
-            # A chain's last domain is computed for the values of its head's first parameter, not of the
-            # pairs of a frame (which are then never made).
-            lo.source = head if chained and name == names[-1] and pair is not None else partial
+            # A chain's tail domains are computed for the values of its first parameter, not of the pairs
+            # of a frame or the bindings of the tail's first value (which are then never made).
+            lo.source = head if chained and name in names[-tail:] else partial
             domain = self._not_degenerate(name, lo.domain(adversarial.domain if override else param.domain))
             domains[name] = domain
             condition = param.condition
@@ -182,23 +183,34 @@ class _Lowering:
             self.guarded[partial] = guard
         if frame is not None:  # the component is the pairs of the frame alone
             self.pairs[partial] = (domain, bounds)
-        elif chained and (len(names) == 2 or pair is not None):
-            self.chains[partial] = _Chain(head, pair, domain, lo.node_key(domain))
+        elif (chained and (len(names) - tail == 1 or pair is not None)
+              and len({domains[name] for name in names[-tail:]}) == 1):
+            self.chains[partial] = _Chain(head, pair, domain, lo.node_key(domain), tail)
         return partial
 
-    def _chained(self, names: list[str], adversarial: A.Adversarial | None) -> bool:
-        """Whether a component may be a chain (sample.py), numbered in the domain order without being made:
-        a head of one parameter drawn from a domain keyed by nothing (or of two, where the second's
-        condition turns out a frame over the first), then a last parameter without a condition whose
-        domain reads the first parameter at most."""
-        if self.sampling != "domain" or len(names) not in (2, 3):
-            return False
+    def _chain_tail(self, names: list[str], adversarial: A.Adversarial | None) -> int:
+        """How many parameters end a component that may be a chain (sample.py), numbered in the domain
+        order without being made; 0 where it may not be one. A chain's head is its first parameter, drawn
+        from a domain keyed by nothing, and the second where that has a condition (which must turn out a
+        frame over the first); its tail is the rest, drawn from domains that read the first parameter at
+        most: one without a condition, or two from one domain (checked as they are made), the second's
+        condition that it is not the first. A head of one parameter with a tail of one is not taken as
+        a chain: its product is no larger than its tail's domain."""
+        if self.sampling != "domain" or len(names) < 2:
+            return 0
 
         def reads(name: str) -> frozenset[str]:
             override = adversarial is not None and adversarial.param == name
             return self.lo.fp(adversarial.domain if override else self.params[name].domain)
-        return (not reads(names[0]) and self.params[names[-1]].condition is None
-                and reads(names[-1]) <= {names[0]})
+        tail = names[2:] if self.params[names[1]].condition is not None else names[1:]
+        # A step and one value keyed by it: the product is no larger than that value's domain, which
+        # the keyed top-N streams for less than the draws and prefix sums cost.
+        if (reads(names[0]) or not 1 <= len(tail) <= 2 or len(names) == 2
+                or self.params[tail[0]].condition is not None or not all(reads(name) <= {names[0]} for name in tail)):
+            return 0
+        if len(tail) == 2 and not _distinct(self.params[tail[1]].condition, *tail):
+            return 0
+        return len(tail)
 
     def _keyed(self, name: str, domain: str) -> str:
         """A domain's rows with their values' keys (column k). A domain keyed by earlier parameters holds
@@ -282,19 +294,20 @@ class _Lowering:
         lo, names = self.lo, ", ".join(group)
         chain = self.chains.get(node)
         if chain is not None:
-            counts = chain_counts_sql(chain.domain, chain.key)
+            counts = chain_counts_sql(chain.domain, chain.key, chain.tail)
+            tail = ", ".join(group[-chain.tail:])
             members = lo.add("mem", "sample", chain.key, members_sql(chain.domain, chain.key), lo.node_card(chain.domain),
-                             f"values of {group[-1]} numbered", fence=True)
+                             f"values of {tail} numbered", fence=True)
             if chain.pair is None:
                 starts = chain_starts_sql(chain.head, group[0], counts, chain.key)
-                note = f"component {names} numbered by prefix sums of each {group[0]}'s values of {group[-1]}"
+                note = f"component {names} numbered by prefix sums of each {group[0]}'s values of {tail}"
                 return Numbered(lo.add("num", "sample", tuple(group[:1]), starts, CARD_N, note, fence=True), group,
-                                members=members, key=chain.key)
+                                members=members, key=chain.key, tail=chain.tail)
             domain, bounds = chain.pair
             starts = pair_starts_sql(domain, group[0], bounds, counts, chain.key)
-            note = f"component {names} numbered by prefix sums of each {group[0]}'s partners and values of {group[-1]}"
+            note = f"component {names} numbered by prefix sums of each {group[0]}'s partners and values of {tail}"
             return Numbered(lo.add("num", "sample", tuple(group[:1]), starts, CARD_N, note, fence=True), group,
-                            self._positions(domain, group[1]), members, chain.key)
+                            self._positions(domain, group[1]), members, chain.key, chain.tail)
         if node not in self.pairs:
             return Numbered(lo.add("num", "sample", tuple(group), numbered_sql(node, group), lo.node_card(node),
                                    f"component {names} numbered", fence=True), group)
@@ -536,11 +549,19 @@ class _Lowering:
 @dataclass(frozen=True)
 class _Chain:
     """A chain component (sample.py): its first parameter's bindings, its frame (domain, bounds) where its
-    head is a frame's pairs, and its last parameter's domain with that domain's key."""
+    head is a frame's pairs, its tail's domain with that domain's key, and how many values the tail draws."""
     head: str
     pair: tuple[str, tuple[int, int]] | None
     domain: str
     key: tuple[str, ...]
+    tail: int
+
+
+def _distinct(condition: A.Expr | None, first: str, second: str) -> bool:
+    """Whether a condition is exactly that two parameters differ (`$second != $first`, either way round)."""
+    return (isinstance(condition, A.Binary) and condition.op == "!=" and all(isinstance(side, A.ParamRef)
+            for side in (condition.left, condition.right))
+            and {condition.left.name, condition.right.name} == {first, second})
 
 
 def _element(ty):

@@ -22,12 +22,14 @@ which generate relies on when it raises a template's cap):
   beyond DuckDB's top-N limit use that window form (`window`), which keeps the same bindings.
 
 A component whose parameters draw from each other's domains (`param first: ... where step < $t`) is
-a product. Where its last parameter's domain is keyed by the first parameter alone and the last has no
-condition (a step and a material seen before it; a range's two ends and a material seen before the
-first), it is a chain: each binding of the head (the first parameter, or the pairs of a frame) has as
-many completions as the last domain has values for it, so prefix sums of those counts over the head
-number the component in its canonical order without making it (chain_starts_sql), at the cost of the
-head and the domain. Any other product component must be enumerated whatever the order; where a side
+a product. It is a chain where a head (its first parameter, or the pairs of a frame) is followed by a
+tail drawn from one domain keyed by the first parameter at most: one value without a condition (a
+range's two ends and a material seen before the first), or two distinct values (`where $second !=
+$first`: two rooms visited before a step). Each binding of the head then has as many completions as
+the tail domain's values for it give (m, or m (m - 1)), so prefix sums of those counts over the head
+number the component in its canonical order without making it (pair_starts_sql, chain_starts_sql), at
+the cost of the head and the domain. (A step and one value keyed by it is a product no larger than
+that value's domain, and is not taken as a chain: the keyed top-N below streams it for less.) Any other product component must be enumerated whatever the order; where a side
 has one, crossed with nothing but lists the template writes (`param k: [first, second]`), the domain
 order keeps the bindings with the smallest keys mixed from their values' MD5 keys (keyed_top_n_sql) by
 the same streaming top-N as compat, which no sort and no numbering of that product can beat. Crossed
@@ -69,13 +71,14 @@ class Numbered:
     """A component numbered for domain draws: its node, the parameters it binds, and how the binding
     numbered i is found. Plain: the node's row with qtc_i = i (numbered_sql). A frame's pairs, or a chain:
     the node's row with the largest qtc_s <= i (pair_starts_sql, chain_starts_sql), then for a frame the
-    second value among `positions` (positions_sql) and for a chain the last parameter's value among
-    `members` (members_sql) for the head's values of `key`."""
+    second value among `positions` (positions_sql) and for a chain its `tail` last parameters' values
+    among `members` (members_sql) for the head's values of `key`."""
     node: str
     params: list[str]
     positions: str | None = None
     members: str | None = None
     key: tuple[str, ...] = ()
+    tail: int = 1
 
 
 def sampling_for(cap: int | None, order: str = "domain") -> str:
@@ -139,37 +142,40 @@ def pair_starts_sql(domain: str, first: str, bounds: tuple[int, int], counts: st
     values up to the frame's end less those inside it) and the episode's number of pairs (qtc_n). The
     pair numbered i is then (first, the value at position qtc_p0 + i - qtc_s) for the row with the largest
     qtc_s <= i: what numbered_sql would number i, at the cost of the domain rather than of its pairs.
-    With `counts` (chain_counts_sql: a chain's last domain, keyed by `key`, the first parameter or
-    nothing), each pair stands for its qtc_m bindings, one per value of that domain, and the sums count
+    With `counts` (chain_counts_sql: a chain's tail domain, keyed by `key`, the first parameter or
+    nothing), each pair stands for its qtc_m bindings, one per completion of the tail, and the sums count
     bindings: the one numbered i has the pair numbered (i - qtc_s) // qtc_m among the first's pairs and
-    the value numbered (i - qtc_s) % qtc_m among the domain's."""
+    the tail numbered (i - qtc_s) % qtc_m."""
     low, high = map(_offset, bounds)
     counted = (f"SELECT episode_id, v, count(*) {_over(f'RANGE BETWEEN {low} AND {high}')} AS qtc_c, "
                f"count(*) {_over(f'RANGE BETWEEN UNBOUNDED PRECEDING AND {high}')} AS qtc_upto FROM {domain}")
     source, weight, extra = f"({counted})", "qtc_c", ""
     if counts is not None:
         match = " AND ".join(["m.episode_id = c.episode_id", *(f"m.{pcol(p)} = c.v" for p in key)])
-        source = f"(SELECT c.*, m.qtc_m FROM ({counted}) c JOIN ({counts}) m ON {match})"
-        weight, extra = "qtc_c * qtc_m", "qtc_m, "
+        source = f"(SELECT c.*, m.qtc_v, m.qtc_m FROM ({counted}) c JOIN ({counts}) m ON {match})"
+        weight, extra = "qtc_c * qtc_m", "qtc_v, qtc_m, "
     summed = (f"SELECT episode_id, v AS {pcol(first)}, qtc_c, {extra}qtc_upto - qtc_c AS qtc_p0, "
               f"sum({weight}) {_over('ROWS UNBOUNDED PRECEDING')} - {weight} AS qtc_s, "
               f"sum({weight}) OVER (PARTITION BY episode_id) AS qtc_n FROM {source}")
     return f"SELECT * FROM ({summed}) WHERE qtc_c > 0"
 
 
-def chain_counts_sql(domain: str, key: tuple[str, ...]) -> str:
-    """How many values a chain's last domain has (qtc_m) for each value of its key (the head's first
-    parameter, or none: then one count per episode)."""
-    return f"SELECT {', '.join(['episode_id', *map(pcol, key)])}, count(*) AS qtc_m FROM {domain} GROUP BY ALL"
+def chain_counts_sql(domain: str, key: tuple[str, ...], tail: int) -> str:
+    """For each value of its key (the head's first parameter, or none: then per episode), how many values
+    a chain's tail domain has (qtc_v) and how many completions its tail of one or two distinct values
+    has (qtc_m: qtc_v, or qtc_v (qtc_v - 1)); values of the key with none are left out."""
+    completions, having = ("count(*)", "") if tail == 1 else ("count(*) * (count(*) - 1)", " HAVING count(*) > 1")
+    return (f"SELECT {', '.join(['episode_id', *map(pcol, key)])}, count(*) AS qtc_v, {completions} AS qtc_m "
+            f"FROM {domain} GROUP BY ALL{having}")
 
 
 def chain_starts_sql(head: str, first: str, counts: str, key: tuple[str, ...]) -> str:
     """A chain whose head is one parameter, numbered without being made: each head value with its qtc_m
     completions (counts: chain_counts_sql), the number of its first binding in the canonical order (qtc_s,
     a prefix sum of the counts) and the episode's number of bindings (qtc_n). The binding numbered i is
-    the head value of the row with the largest qtc_s <= i and the last parameter's value numbered
-    i - qtc_s among its members (members_sql)."""
-    joined = (f"SELECT h.episode_id, h.{pcol(first)}, m.qtc_m FROM {head} h JOIN ({counts}) m "
+    the head value of the row with the largest qtc_s <= i and the tail numbered i - qtc_s among its
+    completions (drawn from members_sql)."""
+    joined = (f"SELECT h.episode_id, h.{pcol(first)}, m.qtc_v, m.qtc_m FROM {head} h JOIN ({counts}) m "
               f"ON {key_match('m', key, 'h')}")
     over = f"OVER (PARTITION BY episode_id ORDER BY {pcol(first)} ROWS UNBOUNDED PRECEDING)"
     return (f"SELECT *, sum(qtc_m) {over} - qtc_m AS qtc_s, sum(qtc_m) OVER (PARTITION BY episode_id) AS qtc_n "
@@ -177,7 +183,7 @@ def chain_starts_sql(head: str, first: str, counts: str, key: tuple[str, ...]) -
 
 
 def members_sql(domain: str, key: tuple[str, ...]) -> str:
-    """A chain's last domain, its values numbered 0..m-1 in sorted order for each value of its key (qtc_j)."""
+    """A chain's tail domain, its values numbered 0..m-1 in sorted order for each value of its key (qtc_j)."""
     part = ", ".join(["episode_id", *map(pcol, key)])
     return f"SELECT {part}, v, row_number() OVER (PARTITION BY {part} ORDER BY v) - 1 AS qtc_j FROM {domain}"
 
@@ -237,13 +243,19 @@ def domain_sample_sql(numbered: list[Numbered], sizes: str, params: list[str], s
         offset = f"(d.qtc_x{i} - c{i}.qtc_s)"  # the binding's number among those of its row of the node
         pair = offset
         if component.members is not None:
-            member = offset
+            tail = offset  # the number of the tail's completion
             if component.positions is not None:
-                pair, member = f"{offset} // c{i}.qtc_m", f"{offset} % c{i}.qtc_m"
-            match = "".join(f" AND m{i}.{pcol(p)} = c{i}.{pcol(p)}" for p in component.key)
-            joins.append(f"JOIN {component.members} m{i} ON m{i}.episode_id = d.episode_id{match} "
-                         f"AND m{i}.qtc_j = {member}")
-            found[component.params[-1]] = f"m{i}.v"
+                pair, tail = f"{offset} // c{i}.qtc_m", f"{offset} % c{i}.qtc_m"
+            picked = [tail]
+            if component.tail == 2:  # two distinct values: the second's number skips the first's
+                first, rest = f"({tail}) // (c{i}.qtc_v - 1)", f"({tail}) % (c{i}.qtc_v - 1)"
+                picked = [first, f"{rest} + CASE WHEN {rest} >= {first} THEN 1 ELSE 0 END"]
+            for n, (param, number) in enumerate(zip(component.params[-component.tail:], picked)):
+                alias = f"m{i}_{n}"
+                match = "".join(f" AND {alias}.{pcol(p)} = c{i}.{pcol(p)}" for p in component.key)
+                joins.append(f"JOIN {component.members} {alias} ON {alias}.episode_id = d.episode_id{match} "
+                             f"AND {alias}.qtc_j = {number}")
+                found[param] = f"{alias}.v"
         if component.positions is not None:
             joins.append(f"JOIN {component.positions} r{i} ON r{i}.episode_id = d.episode_id "
                          f"AND r{i}.qtc_pos = c{i}.qtc_p0 + {pair}")

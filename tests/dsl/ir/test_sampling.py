@@ -196,11 +196,13 @@ def test_components_of_dependent_parameters_crossed_are_numbered_not_enumerated(
 
 
 CHAINS = {
-    "a step and an action taken before it": ("""
+    "a step and two actions taken before it": ("""
   param t: steps.step
   param a: (steps | where step < $t).action
-  question "{{ t }} {{ a }}"
-  evidence $t""", lambda steps: sorted((t, a) for t, _ in steps for a in {a for s, a in steps if s < t})),
+  param b: (steps | where step < $t).action where $b != $a
+  question "{{ t }} {{ a }} {{ b }}"
+  evidence $t""", lambda steps: sorted((t, a, b) for t, _ in steps for a in {a for s, a in steps if s < t}
+                                     for b in {a for s, a in steps if s < t} if b != a)),
     "a range and an action taken before it begins": ("""
   param L: steps.step
   param R: steps.step where $R - $L in 1..3
@@ -215,8 +217,8 @@ CHAINS = {
 @pytest.mark.parametrize("cap", (1, 3, 40))
 @pytest.mark.parametrize("chain", sorted(CHAINS))
 def test_a_chain_is_numbered_by_prefix_sums_not_enumerated(chain, cap):
-    """A component whose last parameter's domain is keyed by its first (a chain, sample.py), alone on its
-    side: the domain order numbers its bindings (sorted) by prefix sums of the last domain's sizes over
+    """A component whose last parameters' domain is keyed by its first (a chain, sample.py), alone on its
+    side: the domain order numbers its bindings (sorted) by prefix sums of the tail's completions over
     the head, without making the product (no top-N aggregate, no numbering of the product's rows), and
     draws the bindings the definition gives."""
     con = make_db()
