@@ -36,15 +36,25 @@ class EpisodeRows:
     def execute(self, sql: str, episode: str, **parameters) -> duckdb.DuckDBPyConnection:
         """The cursor, having run `sql` with each `{table}` replaced by the episode's rows of that table,
         `$episode` and the named `parameters` bound."""
-        bound, sources = {"episode": episode, **parameters}, {}
+        return self._run(sql, [episode], "episode_id = $episode", {"episode": episode, **parameters})
+
+    def execute_many(self, sql: str, episodes: list[str], **parameters) -> duckdb.DuckDBPyConnection:
+        """As `execute`, for the rows of every episode of `episodes` (bound as `$episodes`): one query for
+        them all, each table read over the one range of row ids that holds all their rows."""
+        return self._run(sql, episodes, "list_contains($episodes, episode_id)", {"episodes": episodes, **parameters})
+
+    def _run(self, sql: str, episodes: list[str], belongs: str, bound: dict) -> duckdb.DuckDBPyConnection:
+        sources = {}
         for number, table in enumerate(sorted({name for _, name, _, _ in string.Formatter().parse(sql) if name})):
             ranges = self._table_ranges(table)
             if ranges is None:
-                sources[table] = f"(SELECT * FROM {table} WHERE episode_id = $episode)"
+                sources[table] = f"(SELECT * FROM {table} WHERE {belongs})"
                 continue
-            bound[f"first{number}"], bound[f"last{number}"] = ranges.get(episode, (0, -1))
+            spans = [ranges[episode] for episode in episodes if episode in ranges]
+            bound[f"first{number}"] = min((first for first, _ in spans), default=0)
+            bound[f"last{number}"] = max((last for _, last in spans), default=-1)
             sources[table] = (f"(SELECT * FROM {table} WHERE rowid BETWEEN $first{number} AND $last{number} "
-                              "AND episode_id = $episode)")
+                              f"AND {belongs})")
         return self.cursor.execute(sql.format(**sources), bound)
 
     def _table_ranges(self, table: str) -> dict[str, tuple[int, int]] | None:

@@ -18,7 +18,18 @@ class LRU:
             self.items.move_to_end(key)
             return self.items[key]
         value = self.compute(*key)
+        self.put(value, *key)
+        return value
+
+    def __contains__(self, key: tuple) -> bool:
+        return key in self.items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def put(self, value, *key: Hashable) -> None:
+        """Keep `value` for `key`, computed elsewhere (with others, for less than one at a time)."""
         self.items[key] = value
+        self.items.move_to_end(key)
         if len(self.items) > self.size:
             self.items.popitem(last=False)
-        return value

@@ -13,6 +13,7 @@ from typing import Callable
 @dataclass(frozen=True)
 class SpatialEnvironment:
     name: str  # as dsl/schema.py's ENVIRONMENTS names it
-    # load(rows, episode_id): the episode's spatial history from the store (rows: an EpisodeRows), the state
-    # its primitives (dsl/primitives.py) are answered from: a CrafterMaps, a RoomHistory; None: it has none.
+    # load(rows, episode_ids): the episodes' spatial histories from the store (rows: an EpisodeRows), read
+    # together, by episode: the state its primitives (dsl/primitives.py) are answered from, a CrafterMaps,
+    # a RoomHistory; an episode left out has none.
     load: Callable

@@ -212,9 +212,13 @@ class RoomHistory:
         return self._graphs(self.version(step))
 
 
-def room_history_loader(steps: Table) -> Callable[[EpisodeRows, str], RoomHistory]:
-    """How a text game's episode's room graph is read from its steps table (Jericho's columns)."""
-    def load(rows: EpisodeRows, episode: str) -> RoomHistory:
-        return RoomHistory(rows.execute("SELECT step, room_before, direction, room_after, moved, tried_direction "
-                                        f"FROM {{{steps.sql_name}}} ORDER BY step", episode).fetchall())
+def room_history_loader(steps: Table) -> Callable[[EpisodeRows, list[str]], dict[str, RoomHistory]]:
+    """How text games' episodes' room graphs are read from their steps table (Jericho's columns)."""
+    def load(rows: EpisodeRows, episodes: list[str]) -> dict[str, RoomHistory]:
+        found: dict[str, list[tuple]] = {episode: [] for episode in episodes}
+        for episode, *step in rows.execute_many(
+                "SELECT episode_id, step, room_before, direction, room_after, moved, tried_direction "
+                f"FROM {{{steps.sql_name}}} ORDER BY episode_id, step", episodes).fetchall():
+            found[episode].append(tuple(step))
+        return {episode: RoomHistory(steps) for episode, steps in found.items()}
     return load

@@ -42,20 +42,44 @@ class Loaded:
 
 class SpatialData:
     """Per-episode spatial state read from a trace store, loaded once per episode by its environment's
-    record (registry.py)."""
+    record (registry.py). With `ahead`, an episode not kept yet is read with the other episodes of its
+    environment not kept yet, as many as are kept: a statement asks for its env's episodes a batch of
+    rows after another, and one query per table for them all costs less than one per batch (on 30
+    Crafter episodes, 0.33 s against 0.72 s one at a time)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection, ahead: bool = False):
         self.rows = EpisodeRows(con.cursor())
         self.lock = threading.Lock()  # DuckDB may call the functions from several threads: guards the cursor
-        self._episodes = LRU(CACHE_SIZE, self._load)
+        self.ahead = ahead
+        self._episodes = LRU(CACHE_SIZE, lambda episode: self._load([episode])[episode])
 
     def episode(self, episode: str) -> Loaded:
-        with self.lock:
-            return self._episodes(episode)
+        return self.episodes([episode])[episode]
 
-    def _load(self, episode: str) -> Loaded:
-        found = self.rows.execute("SELECT env FROM {episodes}", episode).fetchone()
-        return Loaded(None if found is None else SPATIAL_ENVIRONMENTS[found[0]].load(self.rows, episode))
+    def episodes(self, wanted: list[str]) -> dict[str, Loaded]:
+        """The episodes' states, those not kept yet read together (a query per table for them all)."""
+        with self.lock:
+            missing = [episode for episode in dict.fromkeys(wanted) if (episode,) not in self._episodes]
+            if missing and self.ahead:
+                room = CACHE_SIZE - len(self._episodes) - len(missing)
+                missing += [episode for (episode,) in self.rows.cursor.execute(
+                    "SELECT episode_id FROM episodes WHERE env IN (SELECT env FROM episodes WHERE "
+                    "list_contains($missing, episode_id)) AND NOT list_contains($missing, episode_id) "
+                    "ORDER BY episode_id", {"missing": missing}).fetchall()
+                    if (episode,) not in self._episodes][:max(room, 0)]
+            for episode, loaded in self._load(missing).items():
+                self._episodes.put(loaded, episode)
+            return {episode: self._episodes(episode) for episode in wanted}
+
+    def _load(self, episodes: list[str]) -> dict[str, Loaded]:
+        envs: dict[str, list[str]] = {}
+        for episode, env in self.rows.cursor.execute("SELECT episode_id, env FROM episodes "
+                                                     "WHERE list_contains(?, episode_id)", [episodes]).fetchall():
+            envs.setdefault(env, []).append(episode)
+        states = {}
+        for env, these in envs.items():
+            states.update(SPATIAL_ENVIRONMENTS[env].load(self.rows, these))
+        return {episode: Loaded(states.get(episode)) for episode in episodes}
 
 
 def _each(method: Callable) -> Callable:
@@ -138,8 +162,9 @@ def _vectorised(primitive: Primitive, data: SpatialData) -> Callable:
         values = [_values(column, ty)[rows] for column, ty in zip(columns, types)]
         episodes, which = _numbered(values[0])
         order = np.argsort(which, kind="stable")
+        states = data.episodes(episodes)
         for episode, these in zip(episodes, np.split(order, np.cumsum(np.bincount(which))[:-1])):
-            loaded = data.episode(episode)
+            loaded = states[episode]
             if loaded.state is None:
                 continue
             with loaded.lock:
@@ -155,7 +180,7 @@ def _vectorised(primitive: Primitive, data: SpatialData) -> Callable:
 
 def register_primitives(con: duckdb.DuckDBPyConnection) -> None:
     """Register every primitive of dsl/primitives.py on `con` as qtc_<name>."""
-    data = SpatialData(con)
+    data = SpatialData(con, ahead=True)
     for primitive in PRIMITIVES.values():
         parameters = ["VARCHAR", *(sql_type(ty) for _, ty in primitive.args), *["VARCHAR"] * len(primitive.kwargs)]
         con.create_function(primitive.sql_name, _vectorised(primitive, data), parameters,

@@ -24,6 +24,10 @@ def test_interleaved_episodes_read_only_their_own_rows():
     joined = "SELECT t.step, u.word FROM {t} t LEFT JOIN {u} u USING (step) WHERE t.step <= $last ORDER BY t.step"
     assert rows.execute(joined, "a", last=2).fetchall() == [(1, None), (2, "two")]
     assert rows.has("u", "b") and not rows.has("u", "z")
+    # Several episodes at once: one range spanning theirs, and only their rows within it.
+    assert sorted(rows.execute_many("SELECT episode_id, step FROM {t}", ["a", "c"]).fetchall()) == [
+        ("a", 1), ("a", 2), ("a", 3), ("c", 1)]
+    assert rows.execute_many("SELECT step FROM {u}", ["z"]).fetchall() == []
 
 
 def test_a_view_has_no_row_ids_and_is_filtered_by_the_episode():
@@ -33,6 +37,7 @@ def test_a_view_has_no_row_ids_and_is_filtered_by_the_episode():
     rows = EpisodeRows(con.cursor())
     assert rows.execute("SELECT step FROM {v} ORDER BY step", "a").fetchall() == [(1,), (2,)]
     assert rows.has("v", "b") and not rows.has("v", "z")
+    assert sorted(rows.execute_many("SELECT step FROM {v}", ["a", "b"]).fetchall()) == [(1,), (1,), (2,)]
 
 
 def test_every_episode_of_a_store_reads_as_its_filter_does(trace_db):
@@ -44,3 +49,6 @@ def test_every_episode_of_a_store_reads_as_its_filter_does(trace_db):
             filtered = trace_db.execute(f"SELECT * FROM {table} WHERE episode_id = ? ORDER BY ALL",
                                         [episode]).fetchall()
             assert ranged == filtered, (table, episode)
+        together = rows.execute_many(f"SELECT * FROM {{{table}}} ORDER BY ALL", episodes[::2]).fetchall()
+        assert together == trace_db.execute(f"SELECT * FROM {table} WHERE list_contains(?, episode_id) ORDER BY ALL",
+                                            [episodes[::2]]).fetchall(), table
