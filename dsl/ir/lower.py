@@ -296,8 +296,8 @@ class _Lowering:
         if chain is not None:
             counts = chain_counts_sql(chain.domain, chain.key, chain.tail)
             tail = ", ".join(group[-chain.tail:])
-            members = lo.add("mem", "sample", chain.key, members_sql(chain.domain, chain.key), lo.node_card(chain.domain),
-                             f"values of {tail} numbered", fence=True)
+            members = lo.add("mem", "sample", chain.key, members_sql(chain.domain, chain.key),
+                             lo.node_card(chain.domain), f"values of {tail} numbered", fence=True)
             if chain.pair is None:
                 starts = chain_starts_sql(chain.head, group[0], counts, chain.key)
                 note = f"component {names} numbered by prefix sums of each {group[0]}'s values of {tail}"
