@@ -139,7 +139,7 @@ class _Lowering:
             # A chain's tail domains are computed for the values of its first parameter, not of the pairs
             # of a frame or the bindings of the tail's first value (which are then never made).
             lo.source = head if chained and name in names[-tail:] else partial
-            domain = self._not_degenerate(name, lo.domain(adversarial.domain if override else param.domain))
+            domain = self._not_degenerate(name, lo.domain(_domain_of(param, adversarial)))
             domains[name] = domain
             condition = param.condition
             bounds = self._frame(param, bound, domains, domain) if partial and not override else None
@@ -200,8 +200,7 @@ class _Lowering:
             return 0
 
         def reads(name: str) -> frozenset[str]:
-            override = adversarial is not None and adversarial.param == name
-            return self.lo.fp(adversarial.domain if override else self.params[name].domain)
+            return self.lo.fp(_domain_of(self.params[name], adversarial))
         tail = names[2:] if self.params[names[1]].condition is not None else names[1:]
         # A step and one value keyed by it: the product is no larger than that value's domain, which
         # the keyed top-N streams for less than the draws and prefix sums cost.
@@ -555,6 +554,11 @@ class _Chain:
     domain: str
     key: tuple[str, ...]
     tail: int
+
+
+def _domain_of(param: A.Param, adversarial: A.Adversarial | None) -> A.Expr:
+    """The domain a parameter draws from on a side: the adversarial clause's where it names the parameter."""
+    return adversarial.domain if adversarial is not None and adversarial.param == param.name else param.domain
 
 
 def _distinct(condition: A.Expr | None, first: str, second: str) -> bool:

@@ -155,8 +155,7 @@ def pair_starts_sql(domain: str, first: str, bounds: tuple[int, int], counts: st
         source = f"(SELECT c.*, m.qtc_v, m.qtc_m FROM ({counted}) c JOIN ({counts}) m ON {match})"
         weight, extra = "qtc_c * qtc_m", "qtc_v, qtc_m, "
     summed = (f"SELECT episode_id, v AS {pcol(first)}, qtc_c, {extra}qtc_upto - qtc_c AS qtc_p0, "
-              f"sum({weight}) {_over('ROWS UNBOUNDED PRECEDING')} - {weight} AS qtc_s, "
-              f"sum({weight}) OVER (PARTITION BY episode_id) AS qtc_n FROM {source}")
+              f"{_prefix_sums(weight, 'v')} FROM {source}")
     return f"SELECT * FROM ({summed}) WHERE qtc_c > 0"
 
 
@@ -177,9 +176,14 @@ def chain_starts_sql(head: str, first: str, counts: str, key: tuple[str, ...]) -
     completions (drawn from members_sql)."""
     joined = (f"SELECT h.episode_id, h.{pcol(first)}, m.qtc_v, m.qtc_m FROM {head} h JOIN ({counts}) m "
               f"ON {key_match('m', key, 'h')}")
-    over = f"OVER (PARTITION BY episode_id ORDER BY {pcol(first)} ROWS UNBOUNDED PRECEDING)"
-    return (f"SELECT *, sum(qtc_m) {over} - qtc_m AS qtc_s, sum(qtc_m) OVER (PARTITION BY episode_id) AS qtc_n "
-            f"FROM ({joined})")
+    return f"SELECT *, {_prefix_sums('qtc_m', pcol(first))} FROM ({joined})"
+
+
+def _prefix_sums(weight: str, order: str) -> str:
+    """The number of each row's first binding (qtc_s: the weights of the rows before it in `order`) and
+    the episode's number of bindings (qtc_n), a row standing for `weight` bindings."""
+    return (f"sum({weight}) OVER (PARTITION BY episode_id ORDER BY {order} ROWS UNBOUNDED PRECEDING) - {weight} "
+            f"AS qtc_s, sum({weight}) OVER (PARTITION BY episode_id) AS qtc_n")
 
 
 def members_sql(domain: str, key: tuple[str, ...]) -> str:
