@@ -244,6 +244,13 @@ class Template:
                 yield f"premise {adversarial.param}", adversarial.premise
 
 
+def conjuncts(e: Expr) -> list[Expr]:
+    """The operands of a chain of `and`, in order (`e` alone if it is not one)."""
+    if isinstance(e, Binary) and e.op == "and":
+        return conjuncts(e.left) + conjuncts(e.right)
+    return [e]
+
+
 def walk(e: Expr) -> Iterator[Expr]:
     """Every expression node under `e`, `e` first (sort keys give their expressions)."""
     yield e

@@ -133,11 +133,6 @@ def degenerate_kinds(template) -> dict[str, frozenset[str]]:
     such a binding (CONVENTIONS.md, Events)."""
     lets = {let.name: let.expr for let in template.lets}
 
-    def conjuncts(e) -> list:
-        if isinstance(e, A.Binary) and e.op == "and":
-            return conjuncts(e.left) + conjuncts(e.right)
-        return [e]
-
     def filters(e) -> tuple[bool, list] | None:
         """(whether the relation is the events table, the conjuncts of every filter on it)."""
         if isinstance(e, A.Field):
@@ -148,7 +143,7 @@ def degenerate_kinds(template) -> dict[str, frozenset[str]]:
             return (e.ref[1].name == "events", [])
         if isinstance(e, A.Where):
             inner = filters(e.base)
-            return None if inner is None else (inner[0], inner[1] + conjuncts(e.condition))
+            return None if inner is None else (inner[0], inner[1] + A.conjuncts(e.condition))
         return None
 
     def column(e, name: str) -> bool:

@@ -9,4 +9,12 @@ runtime, one subpackage per stage of the workflow (record, trace, spatial, gener
 runtime/record/recorder.py). docs/architecture.md draws the stages.
 """
 
-__version__ = "0.9.0"
+
+
+def __getattr__(name: str):
+    # The version is pyproject.toml's, as installed: written once, read only where it is asked for
+    # (an export's provenance), so that importing qtc does not read package metadata.
+    if name == "__version__":
+        from importlib.metadata import version
+        return version("qtc")
+    raise AttributeError(f"module 'qtc' has no attribute {name!r}")

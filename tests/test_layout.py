@@ -288,3 +288,12 @@ def test_every_stage_registry_lists_the_environments_of_the_schema(stage):
     assert set(registry) == set(ENVIRONMENTS) == ENV_NAMES
     named = {env: record.name for env, record in registry.items() if isinstance(getattr(record, "name", None), str)}
     assert all(name == env for env, name in named.items())  # a record is listed under its own name
+
+
+def test_the_version_qtc_reports_is_pyprojects():
+    """Exports write `qtc.__version__` into their provenance: it is the installed project's version,
+    not a copy that a release forgets to bump."""
+    import tomllib
+
+    import qtc
+    assert qtc.__version__ == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

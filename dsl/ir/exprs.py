@@ -172,7 +172,7 @@ class ExprLowerer:
         (the context `c`), and the base relation."""
         base = self.relation(e.base)
         key = self.keyed(key, base.key, self.fp(e.condition))
-        conjuncts = _conjuncts(e.condition)
+        conjuncts = A.conjuncts(e.condition)
         frm = From(self.context(key), key)
         driving = next((c for c in conjuncts if self._token_driven(base, c)), None)
         if driving is not None:
@@ -521,12 +521,6 @@ class ExprLowerer:
 
     def _scalar_Call(self, e: A.Call, row):
         return FUNCTIONS[e.function].lower(self, e, row)
-
-
-def _conjuncts(e: A.Expr) -> list[A.Expr]:
-    if isinstance(e, A.Binary) and e.op == "and":
-        return _conjuncts(e.left) + _conjuncts(e.right)
-    return [e]
 
 
 # A comparison read the other way round: `b > step` is `step < b`.

@@ -72,6 +72,7 @@ class _Lowering:
         # parameter (a guard on the episode, `where exists(steps | where reason is not null)`): empty
         # where no episode passes the guard, as it is on traces without the data
         self.guarded: dict[str, str] = {}
+        self.early = self._early_requires()
 
     def run(self) -> TemplateIR:
         lo, t = self.lo, self.template
@@ -84,7 +85,8 @@ class _Lowering:
         sides = [Side("main", main, self._sample("main", main, components, main_domains))]
         for adversarial in t.adversarials:
             domains = dict(main_domains)
-            parts = [self._component(c, adversarial, domains) if adversarial.param in c else node
+            # A false premise is not held to the requires: a component they filtered is made again without.
+            parts = [self._component(c, adversarial, domains) if adversarial.param in c or c[0] in self.early else node
                      for c, node in zip(components, main)]
             sides.append(Side(adversarial.param, parts,
                               self._sample(f"adv_{adversarial.param}", parts, components, domains)))
@@ -110,6 +112,24 @@ class _Lowering:
         return calls
 
     # ---- parameters ----
+    def _early_requires(self) -> dict[str, list[A.Expr]]:
+        """The conjuncts of the requires that read no parameter but the first of a component (or none:
+        then the first component's), by that parameter: they filter its values before the draws, as its
+        condition does, so that a cap counts bindings that may pass them (a binding fails them exactly
+        when its first value does). Each is computed once per value of the domain, not per binding. Not
+        the first of a range's pairs: they are a window frame over the whole domain (_frame)."""
+        if not self.template.params:
+            return {}
+        firsts = {names[0] for names in self._components()
+                  if len(names) == 1 or _framed_by(self.params[names[1]]) != names[0]}
+        early: dict[str, list[A.Expr]] = {}
+        for require in self.template.requires:
+            for conjunct in A.conjuncts(require):
+                reads = self.lo.fp(conjunct)
+                if len(reads) <= 1 and reads <= firsts:
+                    early.setdefault(next(iter(reads), self.template.params[0].name), []).append(conjunct)
+        return early
+
     def _components(self) -> list[list[str]]:
         """Parameters linked by a domain or a condition that reads another, in declaration order."""
         owner = {name: name for name in self.params}
@@ -141,7 +161,9 @@ class _Lowering:
             lo.source = head if chained and name in names[-tail:] else partial
             domain = self._not_degenerate(name, lo.domain(_domain_of(param, adversarial)))
             domains[name] = domain
-            condition = param.condition
+            conditions = [c for c in (param.condition,) if c is not None]
+            if adversarial is None and name == names[0]:
+                conditions += self.early.get(name, [])
             bounds = self._frame(param, bound, domains, domain) if partial and not override else None
             # In the domain order, a component of several parameters may be a product that sampling
             # must enumerate: its rows carry each value's key, computed once per domain row. The pairs
@@ -155,7 +177,7 @@ class _Lowering:
                 carried.add(name)
             frame = None if bounds is None else frame_sql(source, bound[0], name, bounds, keyed)
             if frame is not None:
-                sql, condition, carried = frame, None, {bound[0], name} if keyed else set()
+                sql, conditions, carried = frame, [], {bound[0], name} if keyed else set()
                 pair = (domain, bounds)
             elif partial is None:
                 sql = f"SELECT episode_id, v AS {pcol(name)}{key_column.replace('d.k', 'k')} FROM {source}"
@@ -164,19 +186,21 @@ class _Lowering:
                        f"ON {key_match('d', lo.node_key(domain), 'b')}")
             bound.append(name)
             key = tuple(bound)
-            if condition is not None:
+            if conditions:
                 joined = lo.add("pre", "component", key, sql, CARD_PRODUCT, f"{', '.join(bound)} before the condition",
                                 fence=True)
                 lo.source = joined
-                test = lo.scalar(condition, None)
-                frm = lo.with_scalar(From(joined, key), test)
-                frm.wheres.append(test.sql)
+                frm = From(joined, key)
+                for condition in conditions:
+                    test = lo.scalar(condition, None)
+                    lo.with_scalar(frm, test)
+                    frm.wheres.append(test.sql)
                 sql = f"SELECT c.* {frm.render()}"
             card = CARD_N if len(bound) == 1 or frame is not None else CARD_PRODUCT
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
             if len(bound) == 1:
                 head = partial
-                if condition is not None and not lo.fp(condition):
+                if conditions and not any(lo.fp(condition) for condition in conditions):
                     guard = partial
         self.carried_keys[partial] = carried
         if guard is not None:
@@ -247,18 +271,15 @@ class _Lowering:
             self.lo.node_card(domain), f"domain of {name}, less the kinds counted once by construction", fence=True)
 
     def _frame(self, param: A.Param, bound: list[str], domains: dict[str, str], domain: str) -> tuple[int, int] | None:
-        """The bounds (a, b) of `$R - $L in a..b` with L the component's only parameter so far and both
-        drawn from the same domain: each L's partners R are then one RANGE window frame (frame_sql), linear
-        in the domain (a band join would compare every pair of the episode)."""
-        c = param.condition
-        if not (isinstance(c, A.In) and not c.negated and isinstance(c.item, A.Binary) and c.item.op == "-"
-                and isinstance(c.item.left, A.ParamRef) and c.item.left.name == param.name
-                and isinstance(c.item.right, A.ParamRef) and bound == [c.item.right.name]
-                and domains.get(c.item.right.name) == domain and not self.lo.node_key(domain)
-                and isinstance(c.container, A.Range) and all(
-                    isinstance(b, A.Literal) and type(b.value) is int for b in (c.container.low, c.container.high))):
+        """The bounds (a, b) of `$R - $L in a..b` with L the component's only parameter so far, its values
+        the whole domain (no condition), and both drawn from the same domain: each L's partners R are then
+        one RANGE window frame (frame_sql), linear in the domain (a band join would compare every pair of
+        the episode)."""
+        if bound != [_framed_by(param)] or self.params[bound[0]].condition is not None:
             return None
-        low, high = c.container.low.value, c.container.high.value
+        if domains.get(bound[0]) != domain or self.lo.node_key(domain):
+            return None
+        low, high = param.condition.container.low.value, param.condition.container.high.value
         return None if low > high else (low, high)
 
     def _sample(self, side: str, components: list[str], groups: list[list[str]], domains: dict[str, str]) -> str:
@@ -338,7 +359,7 @@ class _Lowering:
                 lets.append(f"{value.sql} AS {ident('l_' + name)}")
                 named.append((value.sql, ty))
         requires = []
-        for condition in t.requires:
+        for condition in self._late_requires():
             s = lo.scalar(condition, None)
             lo.with_scalar(frm, s)
             requires.append(f"({s.sql})")
@@ -365,6 +386,16 @@ class _Lowering:
                f"FALSE AS adversarial, {accept}{answer.sql} AS answer, {evidence} AS evidence {frm.render()}) c "
                f"WHERE c.answer IS NOT NULL{blank}")
         return lo.add("answerable", "assemble", key, sql, "O(cap)", "answerable candidates")
+
+    def _late_requires(self) -> list[A.Expr]:
+        """The requires left to test on the sampled bindings: those of which no conjunct was early."""
+        early = {id(c) for conjuncts in self.early.values() for c in conjuncts}
+        late = []
+        for require in self.template.requires:
+            conjuncts = A.conjuncts(require)
+            late += [require] if not early.intersection(map(id, conjuncts)) else [
+                c for c in conjuncts if id(c) not in early]
+        return late
 
     def _unintroduced(self) -> str | None:
         """Per episode, the list (`names`) of its things' names not introduced by the horizon (CONVENTIONS.md,
@@ -577,6 +608,17 @@ def _binding_match(alias: str, params: list[str]) -> str:
     """The row of `alias` that has the candidate's episode, side and binding (null values match)."""
     return " AND ".join([f"{alias}.episode_id = c.episode_id", f"{alias}.adversarial = c.adversarial",
                          *(f"{alias}.{pcol(p)} IS NOT DISTINCT FROM c.{pcol(p)}" for p in params)])
+
+
+def _framed_by(param: A.Param) -> str | None:
+    """The parameter L of a condition `$R - $L in a..b` on R (`param`), with integer bounds; else None."""
+    c = param.condition
+    if (isinstance(c, A.In) and not c.negated and isinstance(c.item, A.Binary) and c.item.op == "-"
+            and isinstance(c.item.left, A.ParamRef) and c.item.left.name == param.name
+            and isinstance(c.item.right, A.ParamRef) and isinstance(c.container, A.Range)
+            and all(isinstance(b, A.Literal) and type(b.value) is int for b in (c.container.low, c.container.high))):
+        return c.item.right.name
+    return None
 
 
 def _premise_column(param: str) -> str:

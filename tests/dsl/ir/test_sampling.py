@@ -233,3 +233,49 @@ def test_a_chain_is_numbered_by_prefix_sums_not_enumerated(chain, cap):
     every = bindings(con.execute("SELECT step, action FROM crafter_steps WHERE episode_id = 'c1'").fetchall())
     expected = sorted(every[i] for (i,) in reference_draws(7, "crafter.t|main", "c1", [len(every)], cap))
     assert got == expected and len(got) == min(cap, len(every))
+
+
+@pytest.mark.parametrize("cap", (1, 3, 40))
+def test_a_require_that_reads_only_a_first_parameter_filters_it_before_the_draws(cap):
+    """A require's conjuncts that read no parameter but the first of a component (a step, through a let;
+    an action) are tested on their domains' values, before the draws: the sample is the definition's
+    draws over the values that pass them, as many as the cap where there are, so that a cap counts
+    bindings that may be asked (drawn first, they would pass one binding in four)."""
+    con = make_db()
+    (compiled,) = compile_source(template("crafter", """
+  param t: steps.step
+  param a: vocab.action
+  let taken = steps[$t].action
+  require taken != "noop" and $a != "noop"
+  question "{{ t }} {{ a }}"
+  answer $a
+  evidence $t""", "action"))
+    sql = statement(compiled, cap, order="domain")
+    con.execute("SET VARIABLE qtc_seed = 7")
+    con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
+    got = sorted(con.execute(f"SELECT p_t, p_a FROM ({sql.rstrip().rstrip(';')})").fetchall())
+    steps = con.execute("SELECT step, action FROM crafter_steps WHERE episode_id = 'c1'").fetchall()
+    kept = sorted(t for t, action in steps if action != "noop")
+    actions = sorted(a for (a,) in con.execute("SELECT value FROM vocab WHERE kind = 'action' AND value != 'noop'").fetchall())
+    assert 0 < len(kept) < len(steps)
+    expected = sorted((kept[i], actions[j]) for i, j in
+                      reference_draws(7, "crafter.t|main", "c1", [len(kept), len(actions)], cap))
+    assert got == expected and len(got) == min(cap, len(kept) * len(actions))
+
+
+def test_a_range_whose_first_step_has_a_condition_keeps_it():
+    """`$R - $L in a..b` is a window frame over the whole domain only where L has no condition of its
+    own: with one, the pairs are L's values that pass it and their partners, every binding (sampling
+    `every`) as the reference enumerates them."""
+    con = make_db()
+    (compiled,) = compile_source(template("crafter", """
+  param L: steps.step where $L % 2 == 0
+  param R: steps.step where $R - $L in 1..3
+  question "{{ L }} {{ R }}"
+  answer $R - $L
+  evidence $L""", "integer"))
+    got = sorted((left, right) for _, left, right in con.execute(
+        f"SELECT episode_id, p_L, p_R FROM ({statement(compiled, 10 ** 6, order='every').rstrip().rstrip(';')}) "
+        "WHERE episode_id = 'c1'").fetchall())
+    steps = [s for (s,) in con.execute("SELECT step FROM crafter_steps WHERE episode_id = 'c1'").fetchall()]
+    assert got == sorted((left, right) for left in steps for right in steps if left % 2 == 0 and 1 <= right - left <= 3)
