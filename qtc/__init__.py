@@ -10,7 +10,6 @@ runtime/record/recorder.py). docs/architecture.md draws the stages.
 """
 
 
-
 def __getattr__(name: str):
     # The version is pyproject.toml's, as installed: written once, read only where it is asked for
     # (an export's provenance), so that importing qtc does not read package metadata.

@@ -72,6 +72,7 @@ class _Lowering:
         # parameter (a guard on the episode, `where exists(steps | where reason is not null)`): empty
         # where no episode passes the guard, as it is on traces without the data
         self.guarded: dict[str, str] = {}
+        self.components = self._components()
         self.early = self._early_requires()
 
     def run(self) -> TemplateIR:
@@ -79,7 +80,7 @@ class _Lowering:
         env = "" if self.checked.env == "any" else f" WHERE env = {sql_string(self.checked.env)}"
         lo.register(Node(SCOPE, "scope", (), f"SELECT episode_id, game FROM h_episodes{env}", (), CARD_ONE,
                              f"the {self.checked.env} episodes", fence=True))
-        components = self._components()
+        components = self.components
         main_domains: dict[str, str] = {}
         main = [self._component(c, None, main_domains) for c in components]
         sides = [Side("main", main, self._sample("main", main, components, main_domains))]
@@ -120,14 +121,15 @@ class _Lowering:
         the first of a range's pairs: they are a window frame over the whole domain (_frame)."""
         if not self.template.params:
             return {}
-        firsts = {names[0] for names in self._components()
+        firsts = {names[0] for names in self.components
                   if len(names) == 1 or _framed_by(self.params[names[1]]) != names[0]}
         early: dict[str, list[A.Expr]] = {}
         for require in self.template.requires:
             for conjunct in A.conjuncts(require):
                 reads = self.lo.fp(conjunct)
-                if len(reads) <= 1 and reads <= firsts:
-                    early.setdefault(next(iter(reads), self.template.params[0].name), []).append(conjunct)
+                first = next(iter(reads), self.template.params[0].name)
+                if len(reads) <= 1 and first in firsts:
+                    early.setdefault(first, []).append(conjunct)
         return early
 
     def _components(self) -> list[list[str]]:
@@ -152,7 +154,7 @@ class _Lowering:
         partial, bound, carried, guard = None, [], set(), None
         tail = self._chain_tail(names, adversarial)
         chained = tail > 0
-        head = pair = None  # the first parameter's bindings; the first two's frame (domain, bounds)
+        head = pair = bare = None  # the first parameter's bindings; the first two's frame (domain, bounds)
         for name in names:
             param = self.params[name]
             override = adversarial is not None and adversarial.param == name
@@ -164,7 +166,7 @@ class _Lowering:
             conditions = [c for c in (param.condition,) if c is not None]
             if adversarial is None and name == names[0]:
                 conditions += self.early.get(name, [])
-            bounds = self._frame(param, bound, domains, domain) if partial and not override else None
+            bounds = self._frame(param, bound, domains, domain) if partial is not None and partial == bare and not override else None
             # In the domain order, a component of several parameters may be a product that sampling
             # must enumerate: its rows carry each value's key, computed once per domain row. The pairs
             # of a frame that ends the component are numbered from the bare domain (no keys needed), and
@@ -200,6 +202,7 @@ class _Lowering:
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
             if len(bound) == 1:
                 head = partial
+                bare = None if conditions else partial  # the first parameter's values: the whole domain
                 if conditions and not any(lo.fp(condition) for condition in conditions):
                     guard = partial
         self.carried_keys[partial] = carried
@@ -275,7 +278,7 @@ class _Lowering:
         the whole domain (no condition), and both drawn from the same domain: each L's partners R are then
         one RANGE window frame (frame_sql), linear in the domain (a band join would compare every pair of
         the episode)."""
-        if bound != [_framed_by(param)] or self.params[bound[0]].condition is not None:
+        if bound != [_framed_by(param)]:
             return None
         if domains.get(bound[0]) != domain or self.lo.node_key(domain):
             return None

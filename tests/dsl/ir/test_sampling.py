@@ -279,3 +279,28 @@ def test_a_range_whose_first_step_has_a_condition_keeps_it():
         "WHERE episode_id = 'c1'").fetchall())
     steps = [s for (s,) in con.execute("SELECT step FROM crafter_steps WHERE episode_id = 'c1'").fetchall()]
     assert got == sorted((left, right) for left in steps for right in steps if left % 2 == 0 and 1 <= right - left <= 3)
+
+
+@pytest.mark.parametrize("holds", [True, False])
+def test_a_require_that_reads_no_parameter_is_held_by_a_range(holds):
+    """A require that reads no parameter, where the first component's first parameter is the first step
+    of a range's pairs, is tested on the sampled bindings: made early, it would filter L's values while
+    the window frame (numbered by prefix sums, pair_starts_sql) reads the whole domain, and be lost. The
+    pairs stay a frame, and every binding (sampling `every`) is the template's without the require where
+    it holds, none where it does not."""
+    con = make_db()
+    body = """
+  param L: steps.step
+  param R: steps.step where $R - $L in 1..3
+  question "{{ L }} {{ R }}"
+  answer $R - $L
+  evidence $L"""
+    required = body + f"\n  require exists(steps | where step {'>' if holds else '<'} 0)"
+
+    def every(source: str) -> list[tuple]:
+        (compiled,) = compile_source(template("crafter", source, "integer"))
+        assert "qtc_p0" in statement(compiled, 3, order="domain")
+        return sorted(con.execute(f"SELECT episode_id, p_L, p_R FROM "
+                                  f"({statement(compiled, 10 ** 6, order='every').rstrip().rstrip(';')})").fetchall())
+    unrequired = every(body)
+    assert unrequired and every(required) == (unrequired if holds else [])
