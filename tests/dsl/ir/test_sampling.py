@@ -275,7 +275,7 @@ def test_a_range_whose_first_step_has_a_condition_keeps_it():
   answer $R - $L
   evidence $L""", "integer"))
     got = sorted((left, right) for _, left, right in con.execute(
-        f"SELECT episode_id, p_L, p_R FROM ({statement(compiled, 10 ** 6, order='every').rstrip().rstrip(';')}) "
+        f"SELECT episode_id, p_L, p_R FROM ({statement(compiled).rstrip().rstrip(';')}) "
         "WHERE episode_id = 'c1'").fetchall())
     steps = [s for (s,) in con.execute("SELECT step FROM crafter_steps WHERE episode_id = 'c1'").fetchall()]
     assert got == sorted((left, right) for left in steps for right in steps if left % 2 == 0 and 1 <= right - left <= 3)
@@ -301,6 +301,6 @@ def test_a_require_that_reads_no_parameter_is_held_by_a_range(holds):
         (compiled,) = compile_source(template("crafter", source, "integer"))
         assert "qtc_p0" in statement(compiled, 3, order="domain")
         return sorted(con.execute(f"SELECT episode_id, p_L, p_R FROM "
-                                  f"({statement(compiled, 10 ** 6, order='every').rstrip().rstrip(';')})").fetchall())
+                                  f"({statement(compiled).rstrip().rstrip(';')})").fetchall())
     unrequired = every(body)
     assert unrequired and every(required) == (unrequired if holds else [])
