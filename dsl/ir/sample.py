@@ -10,10 +10,13 @@ which generate relies on when it raises a template's cap):
   the template, the side, the episode, the round and the half) lists the indexes in a seeded order;
   those below N, in the order of their draw, are the sample. So the sample is uniform without
   replacement, costs O(sum of the component sizes + cap) rather than O(N), and depends on MD5 (fixed
-  by RFC 1321) rather than on DuckDB's `hash()`, which is not promised stable across versions. At most
-  8 cap + 64 draws are made per episode and side: as every draw is below N with probability at least
-  1/4, fewer than cap land only when the permutation's domain is nearly all drawn (then it is drawn
-  whole) or with a probability below 2^-20.
+  by RFC 1321) rather than on DuckDB's `hash()`, which is not promised stable across versions. The
+  draws made per episode and side are as many as land 2 cap + 16 below N on average: (2 cap + 16) /
+  p, p = N / 2^2h the share of the permutation's domain below N (at least 1/4, so at most 8 cap + 64
+  draws, the number made for every p before qtc 0.16.1; where p is larger, fewer draws land as many on
+  average, with a smaller spread, so the same samples for fewer MD5 rounds). Fewer than cap land only
+  when the permutation's domain is nearly all drawn (then it is drawn whole) or with a probability
+  below 2^-20.
 - compat: the smallest by (DuckDB's seeded `hash()` of the episode and the parameters, then the
   parameters), the order qtc sampled in before the domain order, kept so QA sets made then can be made
   again: a streaming top-N aggregate (`min_by(binding, order, n)`) over the components crossed per
@@ -53,7 +56,8 @@ CAPS_SQL = f"COALESCE(TRY_CAST(getvariable({sql_string(CAPS_VARIABLE)}) AS BIGIN
 # Each sampled binding's smallest cap that samples it: the sample at a cap c no larger than the
 # statement's is its rows with MIN_CAP_COLUMN <= c (prefix stability, read row by row).
 MIN_CAP_COLUMN = "qtc_min_cap"
-DRAWS_PER_CAP, EXTRA_DRAWS = 8, 64  # domain draws make at most DRAWS_PER_CAP x cap + EXTRA_DRAWS draws
+# Domain draws are as many as land LANDED_PER_CAP x cap + EXTRA_LANDED below N on average.
+LANDED_PER_CAP, EXTRA_LANDED = 2, 16
 SEED_SQL = f"COALESCE(getvariable({sql_string(SEED_VARIABLE)}), 0)"
 MAX_TOP_N = 1_000_000  # DuckDB's min_by(x, order, n) takes n below this
 EVERY_CAP = 9223372036854775807  # a bound above every cap
@@ -217,9 +221,11 @@ def domain_sample_sql(numbered: list[Numbered], sizes: str, params: list[str], s
     bits = "CAST(ceil(log2(qtc_N)) AS BIGINT)"
     halves = (f"SELECT episode_id, {kept}, qtc_N, greatest(1, (qtc_b + 1) // 2) AS qtc_h FROM (SELECT *, {bits} + "
               f"CASE WHEN (1::BIGINT << {bits}) < qtc_N THEN 1 ELSE 0 END AS qtc_b FROM {sizes})")
-    draws = (f"SELECT *, unnest(range(0, least(1::BIGINT << (2 * qtc_h), {DRAWS_PER_CAP} * {CAP_SQL} + "
-             f"{EXTRA_DRAWS}))) AS qtc_j "
-             f"FROM ({halves})")
+    # ceil(landed / p) draws, p = N / 2^2h: (landed << 2h) / N rounded up, in 128 bits (2h is up to 62).
+    domain = "(1::HUGEINT << (2 * qtc_h))"
+    landed = f"({LANDED_PER_CAP} * {CAP_SQL} + {EXTRA_LANDED})"
+    draws = (f"SELECT *, unnest(range(0, CAST(least({domain}, ({landed} * {domain} + qtc_N - 1) // qtc_N) AS BIGINT)))"
+             f" AS qtc_j FROM ({halves})")
 
     def round_function(r: int, half: str) -> str:
         key = f"concat_ws('|', {SEED_SQL}, {sql_string(stream)}, episode_id, {r}, {half})"
@@ -229,9 +235,12 @@ def domain_sample_sql(numbered: list[Numbered], sizes: str, params: list[str], s
     for r in range(1, FEISTEL_ROUNDS + 1):
         rounds = (f"SELECT * REPLACE (qtc_r AS qtc_l, xor(qtc_l, {round_function(r, 'qtc_r')}) AS qtc_r) "
                   f"FROM ({rounds})")
-    permuted = (f"SELECT episode_id, {kept}, qtc_N, qtc_j, (qtc_l << qtc_h) | qtc_r AS qtc_k FROM ({rounds})")
-    # A draw is in the sample at cap c when fewer than c landed before it and it is among c's draws.
-    chosen = (f"SELECT *, greatest(qtc_landed, (qtc_j - {EXTRA_DRAWS}) // {DRAWS_PER_CAP} + 1) AS {MIN_CAP_COLUMN} "
+    permuted = (f"SELECT episode_id, {kept}, qtc_N, qtc_h, qtc_j, (qtc_l << qtc_h) | qtc_r AS qtc_k FROM ({rounds})")
+    # A draw is in the sample at cap c when fewer than c landed before it and it is among c's draws:
+    # j < (LANDED_PER_CAP c + EXTRA_LANDED) 2^2h / N, so c > (j N - EXTRA_LANDED 2^2h) / (LANDED_PER_CAP 2^2h)
+    # (where that is negative, every cap: truncated toward zero it gives 1, as landed does at least).
+    among = f"(qtc_j::HUGEINT * qtc_N - {EXTRA_LANDED} * {domain}) // ({LANDED_PER_CAP} * {domain}) + 1"
+    chosen = (f"SELECT *, greatest(qtc_landed, CAST({among} AS BIGINT)) AS {MIN_CAP_COLUMN} "
               f"FROM (SELECT *, row_number() OVER (PARTITION BY episode_id ORDER BY qtc_j) AS qtc_landed "
               f"FROM ({permuted}) WHERE qtc_k < qtc_N QUALIFY qtc_landed <= {CAP_SQL})")
     # Each component's index in the draw, read mixed-radix.

@@ -119,7 +119,8 @@ def reference_draws(seed: int, stream: str, episode: str, sizes: list[int], cap:
     """The domain order's first `cap` bindings, as component indexes, from its definition: a four-round
     Feistel permutation of [0, 2^2h) (round function: the low half of MD5 of seed|stream|episode|round|half,
     read little-endian), its values below N = the product of the sizes in draw order, read mixed-radix
-    (the last component varies fastest); at most 8 cap + 64 draws."""
+    (the last component varies fastest); as many draws as land 2 cap + 16 below N on average, (2 cap +
+    16) 2^2h / N rounded up."""
     n = 1
     for size in sizes:
         n *= size
@@ -130,7 +131,7 @@ def reference_draws(seed: int, stream: str, episode: str, sizes: list[int], cap:
         digest = hashlib.md5(f"{seed}|{stream}|{episode}|{r}|{half}".encode()).digest()
         return int.from_bytes(digest[8:], "little") & mask
     drawn = []
-    for j in range(min(1 << 2 * h, 8 * cap + 64)):
+    for j in range(min(1 << 2 * h, -(-((2 * cap + 16) << 2 * h) // n))):
         left, right = j >> h, j & mask
         for r in range(1, 5):
             left, right = right, left ^ round_function(r, right)
