@@ -167,6 +167,11 @@ class _Lowering:
             if adversarial is None and name == names[0]:
                 conditions += self.early.get(name, [])
             bounds = self._frame(param, bound, domains, domain) if partial is not None and partial == bare and not override else None
+            if bounds is not None and guard is not None:
+                # The first parameter's guard keeps whole episodes: the pairs are the frame's over the
+                # domain of the episodes it keeps.
+                domain = lo.add("dom", "domain", (), f"SELECT d.* FROM {domain} d SEMI JOIN {guard} g USING (episode_id)",
+                                CARD_N, f"domain of {name} on the episodes {bound[0]}'s guard keeps", fence=True)
             # In the domain order, a component of several parameters may be a product that sampling
             # must enumerate: its rows carry each value's key, computed once per domain row. The pairs
             # of a frame that ends the component are numbered from the bare domain (no keys needed), and
@@ -202,9 +207,10 @@ class _Lowering:
             partial = lo.add("comp", "component", key, sql, card, f"component {', '.join(bound)}", fence=True)
             if len(bound) == 1:
                 head = partial
-                bare = None if conditions else partial  # the first parameter's values: the whole domain
                 if conditions and not any(lo.fp(condition) for condition in conditions):
                     guard = partial
+                # The first parameter's values: the whole domain (on each episode its guard keeps).
+                bare = None if conditions and guard is None else partial
         self.carried_keys[partial] = carried
         if guard is not None:
             self.guarded[partial] = guard
@@ -275,7 +281,8 @@ class _Lowering:
 
     def _frame(self, param: A.Param, bound: list[str], domains: dict[str, str], domain: str) -> tuple[int, int] | None:
         """The bounds (a, b) of `$R - $L in a..b` with L the component's only parameter so far, its values
-        the whole domain (no condition), and both drawn from the same domain: each L's partners R are then
+        the whole domain (no condition, or a guard that keeps whole episodes: the caller then draws both from
+        the episodes it keeps), and both drawn from the same domain: each L's partners R are then
         one RANGE window frame (frame_sql), linear in the domain (a band join would compare every pair of
         the episode)."""
         if bound != [_framed_by(param)]:

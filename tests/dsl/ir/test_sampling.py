@@ -283,6 +283,36 @@ def test_a_range_whose_first_step_has_a_condition_keeps_it():
 
 
 @pytest.mark.parametrize("holds", [True, False])
+def test_a_range_whose_first_step_has_a_guard_is_a_frame_on_the_episodes_it_keeps(holds):
+    """A condition of L that reads no parameter (a guard on the episode, `where exists(steps | where
+    rejected)`) keeps whole episodes: the pairs stay a window frame (numbered by prefix sums), over the
+    domain of the episodes the guard keeps, so a probe finds the template without rows where it keeps
+    none. Every binding is the unguarded template's where it holds, none where it does not; and the
+    domain draws are the unguarded template's draws, at any cap."""
+    con = make_db()
+    body = """
+  param R: steps.step where $R - $L in 1..3
+  question "{{ L }} {{ R }}"
+  answer $R - $L
+  evidence $L"""
+
+    def compiled(guard: str):
+        (compiled,) = compile_source(template("crafter", f"\n  param L: steps.step{guard}" + body, "integer"))
+        return compiled
+
+    def rows(compiled, *cap) -> list[tuple]:
+        return sorted(con.execute(f"SELECT episode_id, p_L, p_R FROM ({statement(compiled, *cap).rstrip().rstrip(';')})"
+                                  ).fetchall())
+    unguarded = compiled("")
+    guarded = compiled(f" where exists(steps | where step {'>' if holds else '<'} 0)")
+    assert "qtc_p0" in statement(guarded, 3, order="domain") and guarded.probe is not None
+    assert rows(unguarded) and rows(guarded) == (rows(unguarded) if holds else [])
+    for cap in (1, 3):
+        con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
+        assert rows(guarded, cap) == (rows(unguarded, cap) if holds else [])
+
+
+@pytest.mark.parametrize("holds", [True, False])
 def test_a_require_that_reads_no_parameter_is_held_by_a_range(holds):
     """A require that reads no parameter, where the first component's first parameter is the first step
     of a range's pairs, is tested on the sampled bindings: made early, it would filter L's values while
