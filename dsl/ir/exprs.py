@@ -170,9 +170,13 @@ class ExprLowerer:
     def _where_from(self, e: A.Where, key: tuple[str, ...]) -> tuple[From, RelRef]:
         """The rows `t` of `base | where condition` for each binding of `key` and the parameters they read
         (the context `c`), and the base relation."""
-        base = self.relation(e.base)
-        key = self.keyed(key, base.key, self.fp(e.condition))
-        conjuncts = A.conjuncts(e.condition)
+        return self.rows_where(e.base, A.conjuncts(e.condition), key)
+
+    def rows_where(self, e: A.Expr, conjuncts: list[A.Expr], key: tuple[str, ...] = ()) -> tuple[From, RelRef]:
+        """The rows `t` of the relation `e` where every one of `conjuncts` holds, for each binding of `key`
+        and the parameters they read (the context `c`), and the relation."""
+        base = self.relation(e)
+        key = self.keyed(key, base.key, *map(self.fp, conjuncts))
         frm = From(self.context(key), key)
         driving = next((c for c in conjuncts if self._token_driven(base, c)), None)
         if driving is not None:
@@ -206,7 +210,7 @@ class ExprLowerer:
         """The bounds of a conjunct `step in low..high` whose bounds read the bindings alone (no column, no
         other node)."""
         for e in conjuncts:
-            if (isinstance(e, A.In) and not e.negated and isinstance(e.container, A.Range) and _is_step_column(e.item)
+            if (isinstance(e, A.In) and not e.negated and isinstance(e.container, A.Range) and is_step_column(e.item)
                     and not _reads_columns(e.container)):
                 low, high = self.scalar(e.container.low, row=None), self.scalar(e.container.high, row=None)
                 if not (low.deps or low.lookups or high.deps or high.lookups):
@@ -369,9 +373,9 @@ class ExprLowerer:
             return None
         condition = e.base.condition
         op, step, bound = condition.op, condition.left, condition.right
-        if _is_step_column(bound):
+        if is_step_column(bound):
             op, step, bound = FLIPPED.get(op), bound, step
-        if op not in FLIPPED or not _is_step_column(step) or _reads_columns(bound) or not self.fp(bound):
+        if op not in FLIPPED or not is_step_column(step) or _reads_columns(bound) or not self.fp(bound):
             return None
         base = self.relation(e.base.base)
         if base.key or not base.rtype.has_step:
@@ -527,7 +531,7 @@ class ExprLowerer:
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-def _is_step_column(e: A.Expr) -> bool:
+def is_step_column(e: A.Expr) -> bool:
     return _is_column(e) and e.name == "step"
 
 

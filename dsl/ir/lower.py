@@ -4,6 +4,7 @@
     dom*                    each parameter's domain, keyed by the earlier parameters it reads
     comp*                   each connected component of parameters (linked by domains and conditions);
                             `$R - $L in a..b` over one domain is a RANGE window frame, not a join
+                            (its pairs numbered for the draws, cut by the requires that bound R: intervals.py)
     s_<side>                the sampled bindings of the answerable side and of each adversarial one;
                             components are crossed only here, inside a streaming top-N aggregate
     dem*, rel*, agg*, ...   lets, requires, answer and evidence, each computed once for the bindings
@@ -37,10 +38,11 @@ from qtc.dsl.primitives import PRIMITIVES
 from qtc.dsl.sql import ident, sql_string
 
 from .exprs import ExprLowerer
+from .intervals import Bound, bounds_of, limits_sql
 from .nodes import CARD_N, CARD_ONE, CARD_PRODUCT, Node, Side, TemplateIR, read_by
 from .sample import (MIN_CAP_COLUMN, SEED_SQL, Numbered, chain_counts_sql, chain_starts_sql, cut_sql, domain_sample_sql,
-                     frame_sql, kcol, keyed_top_n_sql, members_sql, numbered_sql, pair_starts_sql, positions_sql,
-                     sample_sql, sizes_sql, value_key, value_keys_sql)
+                     frame_sql, interval_pair_starts_sql, kcol, keyed_top_n_sql, members_sql, numbered_sql,
+                     pair_starts_sql, positions_sql, sample_sql, sizes_sql, value_key, value_keys_sql)
 from .sql import SCOPE, From, S, key_match, pcol
 
 PREMISE_COLUMN = "qtc_premise_false"
@@ -68,6 +70,8 @@ class _Lowering:
         self.degenerate = degenerate_kinds(self.template)
         self.pairs: dict[str, tuple[str, tuple[int, int]]] = {}  # frame component -> its domain and bounds
         self.chains: dict[str, _Chain] = {}  # chain component (sample.py) -> how it is numbered
+        # frame component of a range alone -> the requires that bound its second step (intervals.py)
+        self.limited: dict[str, list[Bound]] = {}
         # component node -> its first parameter's bindings, where that parameter's condition reads no
         # parameter (a guard on the episode, `where exists(steps | where reason is not null)`): empty
         # where no episode passes the guard, as it is on traces without the data
@@ -216,6 +220,9 @@ class _Lowering:
             self.guarded[partial] = guard
         if frame is not None:  # the component is the pairs of the frame alone
             self.pairs[partial] = (domain, bounds)
+            limiting = bounds_of(lo, self.template.requires, *names) if adversarial is None and len(names) == 2 else []
+            if limiting:
+                self.limited[partial] = limiting
         elif (chained and (len(names) - tail == 1 or pair is not None)
               and len({domains[name] for name in names[-tail:]}) == 1):
             self.chains[partial] = _Chain(head, pair, domain, lo.node_key(domain), tail)
@@ -301,7 +308,7 @@ class _Lowering:
         crossed = sum(not self._listed(group) for group in groups) > 1
         numbered = None
         if self.sampling == "domain" and order and (linear or crossed):
-            numbered = [self._numbered(node, group) for node, group in zip(components, groups)]
+            numbered = [self._numbered(node, group, side == "main") for node, group in zip(components, groups)]
             sizes = self.lo.add("size", "sample", (), sizes_sql([n.node for n in numbered]), CARD_ONE,
                                 f"sizes of the components ({side})", fence=True)
             sql = domain_sample_sql(numbered, sizes, order, stream)
@@ -318,9 +325,11 @@ class _Lowering:
             self.sizes[sample] = sizes
         return sample
 
-    def _numbered(self, node: str, group: list[str]) -> Numbered:
+    def _numbered(self, node: str, group: list[str], answerable: bool) -> Numbered:
         """A component numbered for domain draws: its bindings numbered, or for the pairs of a frame or a
-        chain, its head's (prefix sums then find a binding, which is never made)."""
+        chain, its head's (prefix sums then find a binding, which is never made); on the answerable side,
+        a frame's pairs that may pass the requires bounding its second step (`limited`), as a false
+        premise is not held to them."""
         lo, names = self.lo, ", ".join(group)
         chain = self.chains.get(node)
         if chain is not None:
@@ -342,9 +351,17 @@ class _Lowering:
             return Numbered(lo.add("num", "sample", tuple(group), numbered_sql(node, group), lo.node_card(node),
                                    f"component {names} numbered", fence=True), group)
         domain, bounds = self.pairs[node]
-        return Numbered(lo.add("num", "sample", tuple(group[:1]), pair_starts_sql(domain, group[0], bounds), CARD_N,
-                               f"component {names} numbered by prefix sums of each {group[0]}'s partners", fence=True),
-                        group, self._positions(domain, group[1]))
+        limited = self.limited.get(node) if answerable else None
+        if not limited:
+            return Numbered(lo.add("num", "sample", tuple(group[:1]), pair_starts_sql(domain, group[0], bounds), CARD_N,
+                                   f"component {names} numbered by prefix sums of each {group[0]}'s partners",
+                                   fence=True), group, self._positions(domain, group[1]))
+        positions = self._positions(domain, group[1])
+        limits = lo.add("lim", "sample", (), limits_sql(lo, domain, limited, bounds), CARD_N,
+                        f"each {group[0]}'s partners that the requires on {group[1]} leave", fence=True)
+        return Numbered(lo.add("num", "sample", tuple(group[:1]), interval_pair_starts_sql(limits, positions, group[0]),
+                               CARD_N, f"component {names} numbered by prefix sums of each {group[0]}'s partners "
+                               f"that the requires on {group[1]} leave", fence=True), group, positions)
 
     def _positions(self, domain: str, name: str) -> str:
         return self.lo.add("pos", "sample", (), positions_sql(domain), CARD_N, f"values of {name} numbered", fence=True)

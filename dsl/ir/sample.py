@@ -13,7 +13,7 @@ which generate relies on when it raises a template's cap):
   by RFC 1321) rather than on DuckDB's `hash()`, which is not promised stable across versions. The
   draws made per episode and side are as many as land 2 cap + 16 below N on average: (2 cap + 16) /
   p, p = N / 2^2h the share of the permutation's domain below N (at least 1/4, so at most 8 cap + 64
-  draws, the number made for every p before qtc 0.16.1; where p is larger, fewer draws land as many on
+  draws, the number made for every p before qtc 0.17; where p is larger, fewer draws land as many on
   average, with a smaller spread, so the same samples for fewer MD5 rounds). Fewer than cap land only
   when the permutation's domain is nearly all drawn (then it is drawn whole) or with a probability
   below 2^-20.
@@ -31,7 +31,8 @@ ends and a material seen before the first), or two distinct values (`where $seco
 visited before a step). Each binding of the head then has as many completions as the tail domain's
 values for it give (m, or m (m - 1)), so prefix sums of those counts over the head number the component
 in its canonical order without making it (pair_starts_sql, chain_starts_sql), at the cost of the head
-and the domain. (A step and one value keyed by it is a product no larger than that value's domain, and
+and the domain; and a range's pairs whose requires bound the second step are numbered with each first
+value's partners cut to the interval the requires leave them (intervals.py, interval_pair_starts_sql). (A step and one value keyed by it is a product no larger than that value's domain, and
 is not taken as a chain: the keyed top-N below streams it for less.) Any other product component must be
 enumerated whatever the order; where a side has one, crossed with nothing but lists the template writes
 (`param k: [first, second]`), the domain order keeps the bindings with the smallest keys mixed from
@@ -160,6 +161,20 @@ def pair_starts_sql(domain: str, first: str, bounds: tuple[int, int], counts: st
         weight, extra = "qtc_c * qtc_m", "qtc_v, qtc_m, "
     summed = (f"SELECT episode_id, v AS {pcol(first)}, qtc_c, {extra}qtc_upto - qtc_c AS qtc_p0, "
               f"{_prefix_sums(weight, 'v')} FROM {source}")
+    return f"SELECT * FROM ({summed}) WHERE qtc_c > 0"
+
+
+def interval_pair_starts_sql(limits: str, positions: str, first: str) -> str:
+    """pair_starts_sql for the pairs whose second value lies, for each first value v, between qtc_from and
+    qtc_to (limits: intervals.py, a frame's partners cut by requires): its count of such partners (qtc_c)
+    and the position of the first of them (qtc_p0), found among the domain's sorted values (`positions`,
+    positions_sql), then the prefix sums."""
+    counted = (f"SELECT l.episode_id, l.v, coalesce(s.qtc_pos + 1, 0) AS qtc_p0, "
+               f"greatest(coalesce(e.qtc_pos + 1, 0) - coalesce(s.qtc_pos + 1, 0), 0) AS qtc_c FROM {limits} l "
+               f"ASOF LEFT JOIN {positions} s ON s.episode_id = l.episode_id AND l.qtc_from > s.v "
+               f"ASOF LEFT JOIN {positions} e ON e.episode_id = l.episode_id AND l.qtc_to >= e.v")
+    summed = (f"SELECT episode_id, v AS {pcol(first)}, qtc_c, qtc_p0, {_prefix_sums('qtc_c', 'v')} "
+              f"FROM ({counted})")
     return f"SELECT * FROM ({summed}) WHERE qtc_c > 0"
 
 

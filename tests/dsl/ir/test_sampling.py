@@ -282,6 +282,56 @@ def test_a_range_whose_first_step_has_a_condition_keeps_it():
     assert got == sorted((left, right) for left in steps for right in steps if left % 2 == 0 and 1 <= right - left <= 3)
 
 
+# Requires over the moves between L and R of episode c1 (move_left at steps 1, 2, 4, 5, 6; do at 3 and 7;
+# noop at 8), each with what it says of (L, R, the moves between them, whether a noop lies between them):
+# those that bound R for each L (intervals.py), and one that does not, tested on the drawn pairs alone.
+MOVES_BETWEEN = "\n  let moves = steps | where step in $L..$R and action == \"move_left\""
+RANGE_REQUIRES = {
+    "exists(moves) and count(moves) <= 2": (lambda l, r, moves, noop: 1 <= moves <= 2, None),
+    "count(moves) == 2": (lambda l, r, moves, noop: moves == 2, None),
+    "2 < count(moves)": (lambda l, r, moves, noop: moves > 2, None),
+    'not exists(steps | where action == "noop" and step in $L..$R)': (lambda l, r, moves, noop: not noop, None),
+    "exists(moves) and $R != $L + 3": (lambda l, r, moves, noop: moves >= 1, lambda l, r, moves, noop: r != l + 3),
+}
+
+
+@pytest.mark.parametrize("require", RANGE_REQUIRES)
+def test_requires_that_bound_a_ranges_second_step_number_only_the_pairs_that_pass(require):
+    """A require that counts the rows between L and R (exists, not exists, count compared with a number)
+    holds for an interval of each L's partners: the domain draws number only the pairs whose R lies in it
+    (intervals.py), so a cap counts pairs that pass. Every binding is the definition's; at any cap the
+    sample is the definition's Feistel draws over the pairs that pass those requires, in (L, R) order,
+    then held to the other requires (as every require is)."""
+    con = make_db()
+    con.execute("SET VARIABLE qtc_seed = 7")
+    (compiled,) = compile_source(template("crafter", f"""
+  param L: steps.step
+  param R: steps.step where $R - $L in 0..5{MOVES_BETWEEN}
+  require {require}
+  question "{{{{ L }}}} {{{{ R }}}}"
+  answer $R - $L
+  evidence $L""", "integer"))
+    actions = dict(enumerate(["move_left", "move_left", "do", "move_left", "move_left", "move_left", "do", "noop"], 1))
+
+    def facts(left: int, right: int) -> tuple:
+        between = [actions[s] for s in range(left, right + 1)]
+        return left, right, between.count("move_left"), "noop" in between
+    bounded, other = RANGE_REQUIRES[require]
+    pairs = [(left, right) for left in actions for right in actions if 0 <= right - left <= 5]
+    numbered = [pair for pair in pairs if bounded(*facts(*pair))]
+    passing = [pair for pair in numbered if other is None or other(*facts(*pair))]
+
+    def rows(*cap) -> list[tuple]:
+        return sorted(con.execute(f"SELECT p_L, p_R FROM ({statement(compiled, *cap).rstrip().rstrip(';')}) "
+                                  "WHERE NOT adversarial").fetchall())
+    assert "qtc_from" in statement(compiled, 3, order="domain")
+    assert rows() == passing and numbered
+    for cap in (1, 3, 40):
+        con.execute(f"SET VARIABLE qtc_max_candidates = {cap}")
+        drawn = [numbered[i] for (i,) in reference_draws(7, f"{compiled.id}|main", "c1", [len(numbered)], cap)]
+        assert rows(cap) == sorted(pair for pair in drawn if pair in passing)
+
+
 @pytest.mark.parametrize("holds", [True, False])
 def test_a_range_whose_first_step_has_a_guard_is_a_frame_on_the_episodes_it_keeps(holds):
     """A condition of L that reads no parameter (a guard on the episode, `where exists(steps | where
