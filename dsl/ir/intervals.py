@@ -112,26 +112,25 @@ def limits_sql(lo: ExprLowerer, domain: str, bounds: list[Bound], frame: tuple[i
     A bound's k-th row at or after v is the first step whose running count of X's rows reaches the count
     before v plus k (ASOF joins on each X's running counts, one node per X)."""
     low, high = frame
-    targets, joins, lowers, uppers = [], [], [], []
+    targets, befores, lowers, uppers = [], {}, [], []  # befores: X's running counts -> their alias
     for number, bound in enumerate(bounds):
         counts = _running_counts(lo, bound)
-        before = f"b{number}"
-        joins.append((counts, before))
+        before = befores.setdefault(counts, f"b{len(befores)}")
         for side, k in (("lower", bound.lower), ("upper", bound.upper)):
             if k is None:
                 continue
             alias = f"{side[0]}{number}"
             targets.append(f"coalesce({before}.qtc_cum, 0) + {k} AS {alias}_t")
             (lowers if side == "lower" else uppers).append((alias, counts))
-    befores = " ".join(f"ASOF LEFT JOIN {counts} {alias} ON {alias}.episode_id = d.episode_id AND d.v > {alias}.step"
-                       for counts, alias in joins)
+    counted = " ".join(f"ASOF LEFT JOIN {counts} {alias} ON {alias}.episode_id = d.episode_id AND d.v > {alias}.step"
+                       for counts, alias in befores.items())
     reached = " ".join(f"ASOF LEFT JOIN {counts} {alias} ON {alias}.episode_id = d.episode_id "
                        f"AND d.{alias}_t <= {alias}.qtc_cum" for alias, counts in lowers + uppers)
     start = ", ".join([f"d.v + {low}", *(f"{alias}.step" for alias, _ in lowers)])
     end = ", ".join([f"d.v + {high}", *(f"coalesce({alias}.step - 1, d.v + {high})" for alias, _ in uppers)])
     found = " AND ".join(f"{alias}.step IS NOT NULL" for alias, _ in lowers) or "TRUE"
     return (f"SELECT d.episode_id, d.v, greatest({start}) AS qtc_from, least({end}) AS qtc_to FROM ("
-            f"SELECT d.episode_id, d.v, {', '.join(targets)} FROM {domain} d {befores}) d {reached} WHERE {found}")
+            f"SELECT d.episode_id, d.v, {', '.join(targets)} FROM {domain} d {counted}) d {reached} WHERE {found}")
 
 
 def _running_counts(lo: ExprLowerer, bound: Bound) -> str:
