@@ -31,10 +31,9 @@ ORDERS = (*FLIPPED, "==")
 
 @dataclass(frozen=True)
 class Bound:
-    """A require conjunct that bounds R for each L: it holds where R is at least the step of X's `lower`-th
-    row at or after L (None: no such bound), and below the step of its `upper`-th (None: none); X is the
-    rows of `table` where `conditions` (reading no parameter) hold, between L and R."""
-    conjunct: A.Expr
+    """What a require conjunct says of R for each L: it holds where R is at least the step of X's
+    `lower`-th row at or after L (None: no such bound), and below the step of its `upper`-th (None: none);
+    X is the rows of `table` where `conditions` (reading no parameter) hold, between L and R."""
     table: A.Expr
     conditions: tuple[A.Expr, ...]
     lower: int | None
@@ -78,7 +77,7 @@ def _bound(lo: ExprLowerer, conjunct: A.Expr, first: str, second: str) -> Bound 
     rest = tuple(c for c in conjuncts if not _between(c, first, second))
     if len(ranges) != 1 or any(lo.fp(c) for c in rest):
         return None
-    return Bound(conjunct, table, rest, lower, upper)
+    return Bound(table, rest, lower, upper)
 
 
 def _counts(e: A.Expr, function: str) -> bool:

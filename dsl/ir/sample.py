@@ -32,16 +32,17 @@ visited before a step). Each binding of the head then has as many completions as
 values for it give (m, or m (m - 1)), so prefix sums of those counts over the head number the component
 in its canonical order without making it (pair_starts_sql, chain_starts_sql), at the cost of the head
 and the domain; and a range's pairs whose requires bound the second step are numbered with each first
-value's partners cut to the interval the requires leave them (intervals.py, interval_pair_starts_sql). (A step and one value keyed by it is a product no larger than that value's domain, and
-is not taken as a chain: the keyed top-N below streams it for less.) Any other product component must be
-enumerated whatever the order; where a side has one, crossed with nothing but lists the template writes
-(`param k: [first, second]`), the domain order keeps the bindings with the smallest keys mixed from
-their values' MD5 keys (keyed_top_n_sql) by the same streaming top-N as compat, which no sort and no
-numbering of that product can beat. Crossed with another component sized by the trace, that top-N would
-enumerate the product of the components (an anchor event and a counted event: the square of the
-episode's events), so each component is numbered instead, at the cost of its own size. Conditions never
-span components (components are the parameters linked by domains and conditions), so no drawn binding is
-rejected here; requires are checked after the sample.
+value's partners cut to the interval the requires leave them (intervals.py, interval_pair_starts_sql).
+(A step and one value keyed by it is a product no larger than that value's domain, and is not taken as a
+chain: the keyed top-N below streams it for less.) Any other product component must be enumerated
+whatever the order; where a side has one, crossed with nothing but lists the template writes (`param k:
+[first, second]`), the domain order keeps the bindings with the smallest keys mixed from their values'
+MD5 keys (keyed_top_n_sql) by the same streaming top-N as compat, which no sort and no numbering of that
+product can beat. Crossed with another component sized by the trace, that top-N would enumerate the
+product of the components (an anchor event and a counted event: the square of the episode's events), so
+each component is numbered instead, at the cost of its own size. Conditions never span components
+(components are the parameters linked by domains and conditions), so no drawn binding is rejected here;
+requires are checked after the sample.
 """
 
 from __future__ import annotations
