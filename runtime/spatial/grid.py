@@ -6,13 +6,15 @@ direction, walk) is written once in CONVENTIONS.md, section Space.
 
 The map a question reads changes only at some steps: the true map where a step changed a cell, the
 seen map where a step's view showed a cell for the first time or as another material. So each map is
-kept as a history of versions (`MapHistory`), each built from the one before it, and a search is kept
-per version and material (`MaterialSearch`): one breadth-first search out from the material's cells
-answers the player's position at every step of that version.
+kept as a history of versions (`MapHistory`), each built from the one before it, as are the cell sets
+searches read (`CellsHistory`), and a search is kept per version and material (`MaterialSearch`): one
+breadth-first search out from the material's cells answers the player's position at every step of that
+version.
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -230,11 +232,11 @@ class MapHistory:
         steps, starts = np.unique(self._cells[:, 0], return_index=True)
         self._steps = steps.tolist()
         self._bounds = np.append(starts, len(self._cells)).tolist()
-        self._initial = (known, materials)
+        self.initial = (known, materials)
         self._rewind()
 
     def _rewind(self) -> None:
-        self._version, self._known, self._materials = 0, self._initial[0].copy(), self._initial[1].copy()
+        self._version, self._known, self._materials = 0, self.initial[0].copy(), self.initial[1].copy()
 
     def version(self, step: int) -> int:
         """The version of the map before `step`: how many changing steps come before it."""
@@ -249,11 +251,62 @@ class MapHistory:
         if version < self._version:
             self._rewind()
         while self._version < version:
-            rows = self._cells[self._bounds[self._version]:self._bounds[self._version + 1]]
-            self._known[rows[:, 1], rows[:, 2]] = True
-            self._materials[rows[:, 1], rows[:, 2]] = rows[:, 3]
+            rows = self.changed(self._version)
+            self._known[rows[:, 0], rows[:, 1]] = True
+            self._materials[rows[:, 0], rows[:, 1]] = rows[:, 2]
             self._version += 1
         return self._known.copy(), self._materials.copy()
+
+    def changed(self, version: int) -> np.ndarray:
+        """The cells that make version + 1 of version: rows (x, y, material id)."""
+        return self._cells[self._bounds[version]:self._bounds[version + 1], 1:]
+
+
+class CellsHistory:
+    """The versions of a map history as cell sets, each made from the one before it by the cells its
+    step changed, a bit a cell, rather than from the whole map as VersionCells.of makes one (a pass over
+    the map per material): a version of the seen map changes a few of 4,096 cells (the 30 scripted
+    episodes' 3,049 versions, in order: 0.06 s against 0.43 s). Built forward, as the history is; asked
+    for an earlier version, it starts again from the last state kept at or before it (one every
+    CHECKPOINT versions)."""
+
+    CHECKPOINT = 16
+
+    def __init__(self, history: MapHistory, walkable: np.ndarray):
+        known, materials = history.initial
+        first = VersionCells.of(MapState(known, materials, known & walkable[materials]))
+        self.history, self.cells, self._walkable = history, first.cells, walkable.tolist()
+        self._kept = [(bytearray(known.ravel().tobytes()), array("q", materials.ravel().tolist()), first.materials,
+                       first.passable)]
+        self._start_at(0)
+
+    def _start_at(self, kept: int) -> None:
+        known, materials, sets, passable = self._kept[kept]
+        self._version = kept * self.CHECKPOINT
+        self._known, self._materials, self._sets, self._passable = known[:], materials[:], dict(sets), passable
+
+    def at(self, version: int) -> VersionCells:
+        if version < self._version:
+            self._start_at(min(version // self.CHECKPOINT, len(self._kept) - 1))
+        while self._version < version:
+            self._apply(self.history.changed(self._version).tolist())
+            self._version += 1
+            if self._version == len(self._kept) * self.CHECKPOINT:
+                self._kept.append((self._known[:], self._materials[:], dict(self._sets), self._passable))
+        return VersionCells(self.cells, self._passable,
+                            {material: cells for material, cells in self._sets.items() if cells})
+
+    def _apply(self, rows: list[list[int]]) -> None:
+        height = self.cells.height
+        for x, y, material in rows:
+            index = x * height + y
+            cell = 1 << index
+            if self._known[index]:
+                self._sets[self._materials[index]] &= ~cell
+            self._known[index] = True
+            self._materials[index] = material
+            self._sets[material] = self._sets.get(material, 0) | cell
+            self._passable = self._passable | cell if self._walkable[material] else self._passable & ~cell
 
 
 def seen_changes(views: np.ndarray, height: int) -> np.ndarray:
@@ -289,7 +342,8 @@ class CrafterMaps:
         self.maps = {"all": MapHistory(everything, initial, changes),
                      "seen": MapHistory(~everything, np.zeros_like(initial), seen_changes(views, initial.shape[1]))}
         self._states = LRU(STATES_KEPT, self._state)
-        self._versions = LRU(VERSIONS_KEPT, lambda cells, version: VersionCells.of(self._states(cells, version)))
+        self._cells = {}  # CellsHistory of each map, made when first searched
+        self._versions = LRU(VERSIONS_KEPT, lambda cells, version: self._cells_history(cells).at(version))
         self._searches = LRU(SEARCHES_KEPT, self._search)
         self._distances = LRU(ANSWERS_KEPT, lambda *key: self._searches(*key[:3]).distance(key[3]))
         self._nearest = LRU(ANSWERS_KEPT, lambda *key: self._searches(*key[:3]).nearest(key[3]))
@@ -307,6 +361,11 @@ class CrafterMaps:
     def _state(self, cells: str, version: int) -> MapState:
         known, materials = self.maps[cells].at(version)
         return MapState(known, materials, self.passable(known, materials))
+
+    def _cells_history(self, cells: str) -> CellsHistory:
+        if cells not in self._cells:
+            self._cells[cells] = CellsHistory(self._history(cells), self.walkable)
+        return self._cells[cells]
 
     def passable(self, known: np.ndarray, materials: np.ndarray) -> np.ndarray:
         return known & self.walkable[materials]

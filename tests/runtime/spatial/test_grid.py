@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qtc.dsl import crafter_data
-from qtc.runtime.spatial.grid import CrafterMaps, MapState, MaterialSearch, VersionCells, nearest, walk_end
+from qtc.runtime.spatial.grid import (CellsHistory, CrafterMaps, MapState, MaterialSearch, VersionCells, nearest,
+                                     walk_end)
 
 NAMES = crafter_data.MATERIALS
 ID = {name: i for i, name in enumerate(NAMES)}
@@ -296,6 +297,24 @@ def test_map_versions_match_a_rebuild_from_every_row(history):
         assert state.known.all() and (state.materials == true_map).all()
         seen = maps.state(step, "seen")
         assert (seen.known == known).all() and (seen.materials[known] == last_seen[known]).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(histories(), st.lists(st.integers(0, 10), max_size=12))
+def test_cell_sets_made_from_the_version_before_are_those_made_from_the_map(history, more):
+    """A version's cell sets, made from the one before it by the cells its step changed (and again from
+    a kept state when an earlier version is asked), are those VersionCells.of makes from the whole map
+    of that version, for steps asked in any order (with a state kept every version, every other one, and
+    one at the start only)."""
+    initial, changes, views, asked = history
+    maps = CrafterMaps(NAMES, initial, changes, {}, views)
+    for every in (1, 2, 1000):
+        for kind, history_of_kind in maps.maps.items():
+            made = CellsHistory(history_of_kind, maps.walkable)
+            made.CHECKPOINT = every
+            for version in map(history_of_kind.version, asked + more):
+                known, materials = history_of_kind.at(version)
+                assert made.at(version) == VersionCells.of(MapState(known, materials, maps.passable(known, materials)))
 
 
 @settings(max_examples=200, deadline=None)
