@@ -342,7 +342,7 @@ class CrafterMaps:
         self.maps = {"all": MapHistory(everything, initial, changes),
                      "seen": MapHistory(~everything, np.zeros_like(initial), seen_changes(views, initial.shape[1]))}
         self._states = LRU(STATES_KEPT, self._state)
-        self._cells = {}  # CellsHistory of each map, made when first searched
+        self._cell_histories = {}  # each map's CellsHistory, made when it is first searched
         self._versions = LRU(VERSIONS_KEPT, lambda cells, version: self._cells_history(cells).at(version))
         self._searches = LRU(SEARCHES_KEPT, self._search)
         self._distances = LRU(ANSWERS_KEPT, lambda *key: self._searches(*key[:3]).distance(key[3]))
@@ -363,9 +363,9 @@ class CrafterMaps:
         return MapState(known, materials, self.passable(known, materials))
 
     def _cells_history(self, cells: str) -> CellsHistory:
-        if cells not in self._cells:
-            self._cells[cells] = CellsHistory(self._history(cells), self.walkable)
-        return self._cells[cells]
+        if cells not in self._cell_histories:
+            self._cell_histories[cells] = CellsHistory(self._history(cells), self.walkable)
+        return self._cell_histories[cells]
 
     def passable(self, known: np.ndarray, materials: np.ndarray) -> np.ndarray:
         return known & self.walkable[materials]
