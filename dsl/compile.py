@@ -43,9 +43,9 @@ class CompiledTemplate:
     checked: CheckedTemplate
     # What says the template has no rows on a store, cheaply (ir/emit.py, emit_probe); None: nothing does.
     probe: Probe | None = None
-    # The statements made by `statement`, by (sampling plan, premise, cut): made once for the many caps
-    # a run asks (the cap is a variable of the statement), and kept with a cached library.
-    statements: dict[tuple[str, bool, bool], str] = field(default_factory=dict)
+    # The statements made by `statement`, by (sampling plan, premise, cut, horizon): made once for the many
+    # caps a run asks (the cap is a variable of the statement), and kept with a cached library.
+    statements: dict[tuple[str, bool, bool, bool], str] = field(default_factory=dict)
 
 
 def compile_template(checked: CheckedTemplate) -> CompiledTemplate:
@@ -65,14 +65,18 @@ def template_ir(compiled: CompiledTemplate, cap: int | None = None, premise: boo
 
 
 def statement(compiled: CompiledTemplate, cap: int | None = None, premise: bool = False,
-              order: str = "domain", cut: bool = False) -> str:
+              order: str = "domain", cut: bool = False, horizon: bool = True) -> str:
     """The statement generation runs: at most `cap` bindings per episode and side (read from the
     variable `qtc_max_candidates`; None: every binding) drawn in `order` (ir/sample.py: domain or
     compat), with the false-premise column if `premise`, and if `cut` the rows saying where the cap
-    cut a sample (ir/lower.py, CUT_COLUMN), which tell generate whether a larger cap could add any."""
+    cut a sample (ir/lower.py, CUT_COLUMN), which tell generate whether a larger cap could add any.
+    With `horizon` false, for a run that sets no horizon (ir/emit.py: fewer CTEs, the same rows);
+    both are made from one IR."""
     if cap is None and not premise:
         return compiled.sql
     key = (sampling_for(cap, order), premise, cut)
-    if key not in compiled.statements:
-        compiled.statements[key] = emit(template_ir(compiled, cap, premise, order, cut), compiled.checked)
-    return compiled.statements[key]
+    if (*key, horizon) not in compiled.statements:
+        ir = template_ir(compiled, cap, premise, order, cut)
+        for each in (True, False):
+            compiled.statements[(*key, each)] = emit(ir, compiled.checked, each)
+    return compiled.statements[(*key, horizon)]

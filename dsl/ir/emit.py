@@ -20,13 +20,18 @@ SAMPLING_NOTES = {"every": "every binding", "domain": "sampled (domain draws, qt
                   "window": "sampled (compat order, window sort of qtc_max_candidates)"}
 
 
-def emit(ir: TemplateIR, checked: CheckedTemplate) -> str:
+def emit(ir: TemplateIR, checked: CheckedTemplate, horizon: bool = True) -> str:
+    """The statement of `ir`; with `horizon` false, the statement of a run that sets no horizon: the tables
+    a horizon only takes rows from are read as they are, not through a cut of their own (_read_whole)."""
     template = checked.template
+    when = (f"horizon: SET VARIABLE {HORIZON_VARIABLE} = N; (unset: whole episodes)" if horizon else
+            f"whole episodes only: a horizon ({HORIZON_VARIABLE}) does not cut every table read")
     header = (f"-- qtc template {ir.template_id} ({checked.env}, {checked.category}, answer {checked.answer_type}); "
-              f"{SAMPLING_NOTES[ir.sampling]}\n-- from {template.path}; horizon: SET VARIABLE {HORIZON_VARIABLE} = N; "
-              f"(unset: whole episodes)\n" + "".join(f"-- calls Python primitive {call}\n" for call in ir.primitive_calls))
-    ctes = [(name, body, fence and _fence_kept(name, ir)) for name, body, fence in _ctes(ir, ir.nodes)]
-    return f"{header}{_with(ctes)}\n{ir.final};\n"
+              f"{SAMPLING_NOTES[ir.sampling]}\n-- from {template.path}; {when}\n"
+              + "".join(f"-- calls Python primitive {call}\n" for call in ir.primitive_calls))
+    whole = {} if horizon else _read_whole(ir)
+    ctes = [(name, body, fence and _fence_kept(name, ir)) for name, body, fence in _ctes(ir, ir.nodes, whole)]
+    return f"{header}{_with(ctes)}\n{_renamed(ir.final, whole)};\n"
 
 
 # The nodes whose fence stands when one node reads them: the cardinality fences (the sample and what it
@@ -89,10 +94,28 @@ def _renamed(sql: str, names: dict[str, str]) -> str:
     return words.sub(lambda match: names[match.group(1)] if match.group(1) else match.group(0), sql)
 
 
-def _ctes(ir: TemplateIR, nodes: list[Node]) -> list[tuple[str, str, bool]]:
-    """The horizon cuts and `nodes`, as (name, body, fence)."""
-    ctes = [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()]
-    return ctes + [(node.name, node.sql, node.fence) for node in nodes]
+def _ctes(ir: TemplateIR, nodes: list[Node], whole: dict[str, str] | None = None) -> list[tuple[str, str, bool]]:
+    """The horizon cuts and `nodes`, as (name, body, fence); the cuts named in `whole` left out, and read
+    as the tables they name."""
+    whole = whole or {}
+    ctes = [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()
+            if f"h_{table.sql_name}" not in whole]
+    return ctes + [(node.name, _renamed(node.sql, whole), node.fence) for node in nodes]
+
+
+def _read_whole(ir: TemplateIR) -> dict[str, str]:
+    """The cuts a run without a horizon reads as their tables (whole_without_horizon), by name."""
+    return {f"h_{table.sql_name}": table.sql_name for table in ir.tables.values() if whole_without_horizon(table)}
+
+
+def whole_without_horizon(table: schema.Table) -> bool:
+    """Whether a run that sets no horizon reads `table` as it is rather than through its cut: a table a
+    horizon only takes rows from, whose cut then keeps every row as it is (a step, and the step a row is
+    known from, is never null). Each cut costs its statement a CTE, 2-5% of its CPU (docs/speed.md,
+    fourteenth session). The other cuts stay, as they rewrite values: the episodes' (n_steps, how each
+    ended), the rooms' and the events' (rooms numbered as entered by then), and those of columns ending at
+    the horizon (where a null end would read as the horizon: least(NULL, N) is N)."""
+    return table not in (schema.EPISODES, schema.EVENTS, schema.JERICHO_ROOMS) and not table.horizon_ends
 
 
 def _with(ctes: list[tuple[str, str, bool]]) -> str:

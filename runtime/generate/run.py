@@ -364,7 +364,7 @@ class _Generator:
         """Each template's rows with at most its cap of bindings per episode (and side), and with each of
         the smaller caps given with it, read from the same run; with `probe` (the first round), the
         statement of a template whose probe finds it without rows is not run (a raised one has rows)."""
-        requests = [Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling), smaller,
+        requests = [Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling, self.options.horizon), smaller,
                             compiled.probe if probe else None)
                     for compiled, cap, smaller in caps]
         tables = runner.rows(requests, on_done)
@@ -444,10 +444,10 @@ class _Generator:
                 report.invalid.append(str(error))
 
 
-def _statement(compiled: CompiledTemplate, cap: int, order: str) -> str:
+def _statement(compiled: CompiledTemplate, cap: int, order: str, horizon: int | None = None) -> str:
     """The statement generation runs: at most `cap` bindings per episode and side, drawn in `order`,
-    premises checked, saying where the cap cut a sample."""
-    return statement(compiled, cap, premise=True, order=order, cut=True)
+    premises checked, saying where the cap cut a sample; at the horizon (None: whole episodes)."""
+    return statement(compiled, cap, premise=True, order=order, cut=True, horizon=horizon is not None)
 
 
 def _by_cap(rows: pa.Table | None, caps: tuple[int, ...]) -> dict[int, tuple[pa.Table, tuple[bool, bool]]]:

@@ -24,7 +24,7 @@ from support.recordings import SAMPLE_LIBRARY
 from qtc.cli import main
 from qtc.dsl import ast as A
 from qtc.dsl import schema
-from qtc.dsl.ir.emit import horizon_cut
+from qtc.dsl.ir.emit import horizon_cut, whole_without_horizon
 from qtc.dsl.ir.sql import HORIZON_VARIABLE
 from qtc.dsl.reference.evaluator import cut_to_horizon, read_tables
 from qtc.dsl.conventions import words
@@ -364,6 +364,18 @@ def test_the_object_tables_under_a_horizon_are_those_of_traces_cut_there(tmp_pat
             (referenced,), (cut_rows,) = cut_to_horizon(read_tables(whole), horizon), cut_to_horizon(read_tables(cut), None)
             for table in HORIZON_TABLES:
                 assert referenced.tables[table.name] == cut_rows.tables[table.name], (table.name, horizon)
+
+
+def test_a_run_without_a_horizon_reads_whole_only_tables_whose_cut_then_keeps_every_row(trace_db, textworld_db):
+    """Generation without a horizon reads some tables as they are, not through their cuts (ir/emit.py):
+    with the horizon unset, each such cut holds the table's rows, on every game's recorded episodes."""
+    whole = [table for table in schema.TABLES if whole_without_horizon(table)]
+    assert schema.JERICHO_STEPS in whole and schema.EPISODES not in whole and schema.EVENTS not in whole
+    for con in (trace_db, textworld_db):
+        assert con.execute(f"SELECT getvariable('{HORIZON_VARIABLE}')").fetchone() == (None,)
+        for table in whole:
+            rows = con.execute(f"SELECT * FROM {table.sql_name}").fetchall()
+            assert sorted(con.execute(horizon_cut(table)).fetchall(), key=repr) == sorted(rows, key=repr), table.name
 
 
 # ---- false premises ----
