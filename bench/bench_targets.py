@@ -145,9 +145,9 @@ import collections, sys
 import qtc.runtime.generate.run as run
 made = collections.Counter()
 statement = run._statement
-def counted(compiled, cap, order):
+def counted(compiled, *args):
     made[compiled.id] += 1
-    return statement(compiled, cap, order)
+    return statement(compiled, *args)
 run._statement = counted
 from qtc.cli import main
 main(["generate", "--traces", *sys.argv[2:], "--out", sys.argv[1], "--quiet", "--jobs", "1", "--force"])
