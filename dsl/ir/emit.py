@@ -109,13 +109,13 @@ def _read_whole(ir: TemplateIR) -> dict[str, str]:
 
 
 def whole_without_horizon(table: schema.Table) -> bool:
-    """Whether a run that sets no horizon reads `table` as it is rather than through its cut: a table a
-    horizon only takes rows from, whose cut then keeps every row as it is (a step, and the step a row is
-    known from, is never null). Each cut costs its statement a CTE, 2-5% of its CPU (docs/speed.md,
-    fourteenth session). The other cuts stay, as they rewrite values: the episodes' (n_steps, how each
-    ended), the rooms' and the events' (rooms numbered as entered by then), and those of columns ending at
-    the horizon (where a null end would read as the horizon: least(NULL, N) is N)."""
-    return table not in (schema.EPISODES, schema.EVENTS, schema.JERICHO_ROOMS) and not table.horizon_ends
+    """Whether a run that sets no horizon reads `table` as it is rather than through its cut: a table whose
+    cut then keeps every row as it is (a step, the step a row is known from and an end cut to the horizon
+    are never null: an end that stays is the episode's last step). Each cut costs its statement a CTE,
+    2-5% of its CPU (docs/speed.md, fourteenth session). The cuts that rewrite other values stay: the
+    episodes' (a death's cause kept only with its step, which a header need not give) and the rooms' and
+    the events' (rooms numbered as entered by then)."""
+    return table not in (schema.EPISODES, schema.EVENTS, schema.JERICHO_ROOMS)
 
 
 def _with(ctes: list[tuple[str, str, bool]]) -> str:
