@@ -109,10 +109,11 @@ def sql_candidates(con: duckdb.DuckDBPyConnection, compiled: CompiledTemplate,
                    premise: bool = False) -> list[Candidate]:
     """The candidates of the compiled SQL: every binding, or at most `cap` per episode and side, drawn in
     `order` (dsl/ir/sample.py); with `premise`, only the false premises checked false, as `qtc generate`
-    keeps them."""
+    keeps them. Without a horizon, a sampled statement is the one `qtc generate` runs then (its tables read
+    without their horizon cuts: dsl/ir/emit.py)."""
     con.execute("RESET VARIABLE qtc_horizon" if horizon is None else f"SET VARIABLE qtc_horizon = {int(horizon)}")
     con.execute("RESET VARIABLE qtc_max_candidates" if cap is None else f"SET VARIABLE qtc_max_candidates = {cap}")
-    relation = con.sql(statement(compiled, cap, order=order, premise=premise))
+    relation = con.sql(statement(compiled, cap, order=order, premise=premise, horizon=horizon is not None))
     rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
     if premise:
         rows = [row for row in rows if not row["adversarial"] or row[PREMISE_COLUMN]]
