@@ -13,7 +13,7 @@ from qtc.dsl.room_names import horizon_display_name_sql
 from qtc.dsl.sql import sql_string
 
 from .nodes import CARD_PRODUCT, Node, TemplateIR, read_by
-from .sql import HORIZON_VARIABLE, NO_HORIZON
+from .sql import HORIZON_VARIABLE, NO_HORIZON, cut_name
 
 SAMPLING_NOTES = {"every": "every binding", "domain": "sampled (domain draws, qtc_max_candidates per episode)",
                   "top_n": "sampled (compat order, streaming top-N of qtc_max_candidates)",
@@ -98,14 +98,14 @@ def _ctes(ir: TemplateIR, nodes: list[Node], whole: dict[str, str] | None = None
     """The horizon cuts and `nodes`, as (name, body, fence); the cuts named in `whole` left out, and read
     as the tables they name."""
     whole = whole or {}
-    ctes = [(f"h_{table.sql_name}", horizon_cut(table), False) for table in ir.tables.values()
-            if f"h_{table.sql_name}" not in whole]
+    ctes = [(cut_name(table), horizon_cut(table), False) for table in ir.tables.values()
+            if cut_name(table) not in whole]
     return ctes + [(node.name, _renamed(node.sql, whole), node.fence) for node in nodes]
 
 
 def _read_whole(ir: TemplateIR) -> dict[str, str]:
     """The cuts a run without a horizon reads as their tables (whole_without_horizon), by name."""
-    return {f"h_{table.sql_name}": table.sql_name for table in ir.tables.values() if whole_without_horizon(table)}
+    return {cut_name(table): table.sql_name for table in ir.tables.values() if whole_without_horizon(table)}
 
 
 def whole_without_horizon(table: schema.Table) -> bool:

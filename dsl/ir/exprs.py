@@ -25,7 +25,7 @@ from qtc.dsl.functions.rows import Nth
 from qtc.dsl.sql import ident, sql_literal, sql_string
 
 from .nodes import CARD_DEMAND, CARD_N, CARD_NW, CARD_PRODUCT, Node, Unsupported
-from .sql import SCOPE, Bag, From, RelRef, S, combine, key_columns, key_match, pcol
+from .sql import SCOPE, Bag, From, RelRef, S, combine, cut_name, key_columns, key_match, pcol
 
 # Tables whose rows are one per step, so that (episode, step) finds the row a token index row belongs to.
 ONE_ROW_PER_STEP = ("steps",)
@@ -104,7 +104,7 @@ class ExprLowerer:
 
     def table(self, table: schema.Table) -> str:
         self.tables[table.name] = table
-        return f"h_{table.sql_name}"
+        return cut_name(table)
 
     # ---- free parameters ----
     def fp(self, e: A.Expr | None) -> frozenset[str]:

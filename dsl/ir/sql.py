@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from qtc.dsl import schema
 from qtc.dsl import types as T
 from qtc.dsl.sql import ident
 
@@ -27,6 +28,11 @@ NO_HORIZON = 9223372036854775807
 DEFAULT_CAP = 16
 
 SCOPE = "ep"  # the node holding the env's episodes: the context of a node keyed by the episode alone
+
+
+def cut_name(table: schema.Table) -> str:
+    """The CTE of a statement that holds `table` as seen at the horizon (emit.horizon_cut): nodes read it."""
+    return f"h_{table.sql_name}"
 
 
 def pcol(param: str) -> str:

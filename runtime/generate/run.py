@@ -364,7 +364,8 @@ class _Generator:
         """Each template's rows with at most its cap of bindings per episode (and side), and with each of
         the smaller caps given with it, read from the same run; with `probe` (the first round), the
         statement of a template whose probe finds it without rows is not run (a raised one has rows)."""
-        requests = [Request(compiled.id, compiled.env, cap, _statement(compiled, cap, self.options.sampling, self.options.horizon), smaller,
+        o = self.options
+        requests = [Request(compiled.id, compiled.env, cap, _statement(compiled, cap, o.sampling, o.horizon), smaller,
                             compiled.probe if probe else None)
                     for compiled, cap, smaller in caps]
         tables = runner.rows(requests, on_done)
